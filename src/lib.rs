@@ -1,0 +1,16 @@
+//! The `wai-ops/1` conformance oracle: one slow, obviously-correct
+//! implementation of integer-operators, computed exactly on `BigInt`.
+//!
+//! Modules follow the spec's concerns: `num` (§2), `canon` (§8.5, §14.1),
+//! `whg1` (§10), `plan` (§3–§5 shapes and caps), `ops` (§5), `run` (§4, §10.3),
+//! `fill` (the protocol every suite runs through).
+
+pub mod canon;
+pub mod fill;
+pub mod num;
+pub mod ops;
+pub mod plan;
+pub mod refusal;
+pub mod run;
+pub mod tensor;
+pub mod whg1;
