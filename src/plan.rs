@@ -99,7 +99,7 @@ fn node_channels(op: &Op, cin: &[u64], out_records: &[u64]) -> Result<Vec<u64>, 
     match op {
         Op::Conv(p) => {
             need(
-                c % u64::from(p.groups) == 0,
+                c.is_multiple_of(u64::from(p.groups)),
                 "cin is not a multiple of groups",
             )?;
             need(
@@ -122,7 +122,7 @@ fn node_channels(op: &Op, cin: &[u64], out_records: &[u64]) -> Result<Vec<u64>, 
         }
         Op::Concat => same(cin.iter().sum()),
         Op::ChunkAdd => {
-            need(c % 2 == 0, "C is odd")?;
+            need(c.is_multiple_of(2), "C is odd")?;
             same(c / 2)
         }
         Op::Split { start, count } => {
@@ -156,7 +156,7 @@ fn node_channels(op: &Op, cin: &[u64], out_records: &[u64]) -> Result<Vec<u64>, 
         Op::Gram(g) => {
             need(cin[1] == c, "A and B have different channel counts")?;
             need(
-                c % u64::from(g.groups) == 0,
+                c.is_multiple_of(u64::from(g.groups)),
                 "C is not a multiple of groups",
             )?;
             same(c)
@@ -164,7 +164,7 @@ fn node_channels(op: &Op, cin: &[u64], out_records: &[u64]) -> Result<Vec<u64>, 
         Op::Apply(g) => {
             need(cin[1] == c, "A and V have different channel counts")?;
             need(
-                c % u64::from(g.groups) == 0,
+                c.is_multiple_of(u64::from(g.groups)),
                 "C is not a multiple of groups",
             )?;
             same(c)
@@ -320,7 +320,7 @@ fn node_shapes(
         Op::PixelUnshuffle { r } => {
             let r = u64::from(*r);
             rule(
-                x.h % r == 0 && x.w % r == 0,
+                x.h.is_multiple_of(r) && x.w.is_multiple_of(r),
                 "H or W is not a multiple of r",
             )?;
             Ok(vec![Shape::new(out_c[0], x.h / r, x.w / r)])
@@ -340,7 +340,7 @@ fn node_shapes(
             Ok(vec![Shape::new(out_c[0], h, w)])
         }
         Op::SubposSplit { .. } => {
-            rule(x.h % 2 == 0 && x.w % 2 == 0, "H or W is odd")?;
+            rule(x.h.is_multiple_of(2) && x.w.is_multiple_of(2), "H or W is odd")?;
             Ok(vec![Shape::new(x.c, x.h / 2, x.w / 2); 4])
         }
         Op::SubposMerge { .. } => {

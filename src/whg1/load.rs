@@ -121,16 +121,14 @@ fn exponent_rules(g: &Graph, node: &Node) -> Result<(), String> {
             || (es.iter().all(Option::is_some) && es.windows(2).all(|w| w[0] == w[1]))
     };
     match &node.op {
-        Op::Add | Op::Concat | Op::ChunkAdd => {
-            if !all_or_none_equal(&mut node.inputs.iter().chain(&node.outputs).copied()) {
+        Op::Add | Op::Concat | Op::ChunkAdd
+            if !all_or_none_equal(&mut node.inputs.iter().chain(&node.outputs).copied()) => {
                 return Err("its tensors' exponents are neither all absent nor all equal".into());
             }
-        }
-        Op::Lut16(l) => {
-            if l.e_in != exp(node.inputs[0]) || l.e_out != exp(node.outputs[0]) {
+        Op::Lut16(l)
+            if (l.e_in != exp(node.inputs[0]) || l.e_out != exp(node.outputs[0])) => {
                 return Err("e_in or e_out differs from its tensor's exponent".into());
             }
-        }
         _ => {}
     }
     Ok(())

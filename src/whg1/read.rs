@@ -612,7 +612,7 @@ fn conv(ctx: &ParamContext, p: &mut Cursor) -> Result<Conv, Refusal> {
         || "conv cout, kh, kw, sh, sw and groups are each at least 1".into(),
     )?;
     // The weight count needs cin/groups; a cin that is not a multiple of groups does not plan.
-    check(ctx.c % groups == 0, || {
+    check(ctx.c.is_multiple_of(groups), || {
         format!("cin {} is not a multiple of groups {groups}", ctx.c)
     })?;
     let w_bytes = w_bytes(p)?;
