@@ -24,10 +24,7 @@ impl fmt::Display for CanonError {
             CanonError::Number(n) => {
                 write!(f, "the number {n} is not canonical: integers are strings")
             }
-            CanonError::NotPrintableAscii(s) => write!(
-                f,
-                "the string {s:?} holds a character outside printable ASCII"
-            ),
+            CanonError::NotPrintableAscii(s) => write!(f, "the string {s:?} holds a character outside printable ASCII"),
         }
     }
 }

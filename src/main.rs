@@ -7,11 +7,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(
-    name = "wai-oracle",
-    about = "The wai-ops/1 conformance oracle",
-    version
-)]
+#[command(name = "wai-oracle", about = "The wai-ops/1 conformance oracle", version)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -78,11 +78,7 @@ pub fn fits(v: &BigInt, n: u32) -> bool {
 fn bits_of(v: &BigInt) -> u32 {
     // v ≥ 0 needs v ≤ 2^(N−1) − 1, i.e. N − 1 ≥ bit length of v;
     // v < 0 needs |v| ≤ 2^(N−1), i.e. N − 1 ≥ bit length of |v| − 1.
-    let magnitude = if v.is_negative() {
-        -v - 1u32
-    } else {
-        v.clone()
-    };
+    let magnitude = if v.is_negative() { -v - 1u32 } else { v.clone() };
     u32::try_from(magnitude.bits()).unwrap_or(u32::MAX - 1) + 1
 }
 
@@ -141,11 +137,7 @@ pub fn r_half_even(p: &BigInt, s: u32) -> BigInt {
     let q = floor_div(p, &pow2(s));
     let r = p - &q * pow2(s);
     let h = pow2(s - 1);
-    if r > h || (r == h && q.is_odd()) {
-        q + 1u32
-    } else {
-        q
-    }
+    if r > h || (r == h && q.is_odd()) { q + 1u32 } else { q }
 }
 
 /// The values `exp_neg_q16` forms (§2), named after the intermediates §5.7
@@ -185,14 +177,7 @@ pub fn exp_neg_q16_steps(x: &BigInt) -> ExpNegQ16 {
         let shift = u32::try_from(&n).unwrap_or(0);
         floor_div(&y, &pow2(shift))
     };
-    ExpNegQ16 {
-        u,
-        n,
-        g,
-        t2,
-        c,
-        value,
-    }
+    ExpNegQ16 { u, n, g, t2, c, value }
 }
 
 /// `exp_neg_q16(x)` for `x ≤ 0`.

@@ -98,10 +98,7 @@ fn node_channels(op: &Op, cin: &[u64], out_records: &[u64]) -> Result<Vec<u64>, 
     let same = |c: u64| Ok(vec![c]);
     match op {
         Op::Conv(p) => {
-            need(
-                c.is_multiple_of(u64::from(p.groups)),
-                "cin is not a multiple of groups",
-            )?;
+            need(c.is_multiple_of(u64::from(p.groups)), "cin is not a multiple of groups")?;
             need(
                 u64::from(p.cout) % u64::from(p.groups) == 0,
                 "cout is not a multiple of groups",
@@ -114,10 +111,7 @@ fn node_channels(op: &Op, cin: &[u64], out_records: &[u64]) -> Result<Vec<u64>, 
             same(c)
         }
         Op::Mul(_) => {
-            need(
-                cin[1] == c || cin[1] == 1,
-                "b has neither a's channel count nor 1",
-            )?;
+            need(cin[1] == c || cin[1] == 1, "b has neither a's channel count nor 1")?;
             same(c)
         }
         Op::Concat => same(cin.iter().sum()),
@@ -126,10 +120,7 @@ fn node_channels(op: &Op, cin: &[u64], out_records: &[u64]) -> Result<Vec<u64>, 
             same(c / 2)
         }
         Op::Split { start, count } => {
-            need(
-                u64::from(*start) + u64::from(*count) <= c,
-                "start + count passes C",
-            )?;
+            need(u64::from(*start) + u64::from(*count) <= c, "start + count passes C")?;
             same(u64::from(*count))
         }
         Op::PixelShuffle { r } => {
@@ -139,10 +130,7 @@ fn node_channels(op: &Op, cin: &[u64], out_records: &[u64]) -> Result<Vec<u64>, 
         }
         Op::PixelUnshuffle { r } => {
             let out = u128::from(c) * u128::from(*r) * u128::from(*r);
-            need(
-                out <= u128::from(u32::MAX),
-                "C·r² does not fit a channel count",
-            )?;
+            need(out <= u128::from(u32::MAX), "C·r² does not fit a channel count")?;
             same(out as u64)
         }
         Op::SubposSplit { .. } => Ok(vec![c; 4]),
@@ -155,18 +143,12 @@ fn node_channels(op: &Op, cin: &[u64], out_records: &[u64]) -> Result<Vec<u64>, 
         }
         Op::Gram(g) => {
             need(cin[1] == c, "A and B have different channel counts")?;
-            need(
-                c.is_multiple_of(u64::from(g.groups)),
-                "C is not a multiple of groups",
-            )?;
+            need(c.is_multiple_of(u64::from(g.groups)), "C is not a multiple of groups")?;
             same(c)
         }
         Op::Apply(g) => {
             need(cin[1] == c, "A and V have different channel counts")?;
-            need(
-                c.is_multiple_of(u64::from(g.groups)),
-                "C is not a multiple of groups",
-            )?;
+            need(c.is_multiple_of(u64::from(g.groups)), "C is not a multiple of groups")?;
             same(c)
         }
         // Only `ref`'s shape is read (docs/assumptions.md: its channels are free).
@@ -242,13 +224,7 @@ pub fn shapes(graph: &Graph, input_shapes: &[Shape], stage: Stage) -> Result<Vec
 }
 
 /// One operator's output shapes, given its input shapes and output channels.
-fn node_shapes(
-    graph: &Graph,
-    op: &Op,
-    ins: &[Shape],
-    out_c: &[u64],
-    stage: Stage,
-) -> Result<Vec<Shape>, Refusal> {
+fn node_shapes(graph: &Graph, op: &Op, ins: &[Shape], out_c: &[u64], stage: Stage) -> Result<Vec<Shape>, Refusal> {
     let x = ins[0];
     let rule = |cond: bool, why: &str| -> Result<(), Refusal> {
         if cond {
@@ -260,14 +236,8 @@ fn node_shapes(
     let like = |s: Shape| Ok(vec![Shape::new(out_c[0], s.h, s.w)]);
     match op {
         Op::Conv(p) => {
-            let hp = formed(
-                x.h.checked_add(2 * u64::from(p.ph)),
-                "the padded side H + 2ph",
-            )?;
-            let wp = formed(
-                x.w.checked_add(2 * u64::from(p.pw)),
-                "the padded side W + 2pw",
-            )?;
+            let hp = formed(x.h.checked_add(2 * u64::from(p.ph)), "the padded side H + 2ph")?;
+            let wp = formed(x.w.checked_add(2 * u64::from(p.pw)), "the padded side W + 2pw")?;
             rule(
                 hp >= u64::from(p.kh) && wp >= u64::from(p.kw),
                 "the kernel is larger than the padded input",
@@ -286,9 +256,7 @@ fn node_shapes(
             let uh = formed(uncropped(x.h, p.sh, p.kh, p.oph), "the uncropped side uh")?;
             let uw = formed(uncropped(x.w, p.sw, p.kw, p.opw), "the uncropped side uw")?;
             formed(
-                u64::from(p.cout)
-                    .checked_mul(uh)
-                    .and_then(|v| v.checked_mul(uw)),
+                u64::from(p.cout).checked_mul(uh).and_then(|v| v.checked_mul(uw)),
                 "the uncropped output cout·uh·uw",
             )?;
             let (ho, wo) = (
@@ -299,10 +267,7 @@ fn node_shapes(
             Ok(vec![Shape::new(out_c[0], ho as u64, wo as u64)])
         }
         Op::Add | Op::Mul(_) => {
-            rule(
-                ins[1].h == x.h && ins[1].w == x.w,
-                "the two inputs' sizes differ",
-            )?;
+            rule(ins[1].h == x.h && ins[1].w == x.w, "the two inputs' sizes differ")?;
             like(x)
         }
         Op::Concat => {
@@ -347,10 +312,7 @@ fn node_shapes(
             // The output sides are formed from the first input's (docs/assumptions.md).
             let h = formed(x.h.checked_mul(2), "the output side 2H")?;
             let w = formed(x.w.checked_mul(2), "the output side 2W")?;
-            rule(
-                ins.iter().all(|s| *s == x),
-                "the four inputs' shapes differ",
-            )?;
+            rule(ins.iter().all(|s| *s == x), "the four inputs' shapes differ")?;
             Ok(vec![Shape::new(x.c, h, w)])
         }
         Op::Gram(g) => {
@@ -394,9 +356,7 @@ fn crop_sides(graph: &Graph, c: &Crop, x: Shape, stage: Stage) -> Result<(u64, u
                 };
                 let n = match len {
                     Operand::Const(v) => i128::from(v),
-                    Operand::Scalar(k) => {
-                        i128::from(graph.scalars[k as usize].hi).min(i128::from(size) - s0)
-                    }
+                    Operand::Scalar(k) => i128::from(graph.scalars[k as usize].hi).min(i128::from(size) - s0),
                 };
                 (s0, n)
             }

@@ -58,10 +58,7 @@ pub struct Refusal {
 
 impl Refusal {
     pub fn new(code: Code, why: impl Into<String>) -> Refusal {
-        Refusal {
-            code,
-            why: why.into(),
-        }
+        Refusal { code, why: why.into() }
     }
 }
 

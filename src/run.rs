@@ -51,11 +51,7 @@ impl<'a> Sequence<'a> {
     /// output-table order.
     pub fn decode(&mut self, data: Vec<Tensor>, scalars: &[BigInt]) -> Result<Vec<Tensor>, Stop> {
         let g = self.graph;
-        let n_data = g
-            .inputs
-            .iter()
-            .filter(|i| i.kind == InputKind::Data)
-            .count();
+        let n_data = g.inputs.iter().filter(|i| i.kind == InputKind::Data).count();
         if data.len() != n_data {
             return Err(Stop::Error(format!(
                 "the graph has {n_data} data inputs and the decode gives {}",
@@ -72,11 +68,7 @@ impl<'a> Sequence<'a> {
         let mut data = data.into_iter();
         let mut given: Vec<Option<Tensor>> = Vec::new();
         for inp in &g.inputs {
-            given.push(if inp.kind == InputKind::Data {
-                data.next()
-            } else {
-                None
-            });
+            given.push(if inp.kind == InputKind::Data { data.next() } else { None });
         }
 
         let shapes = self.step1_inputs(&given)?;
@@ -85,11 +77,7 @@ impl<'a> Sequence<'a> {
         let values = self.step4_evaluate(given, &planned, scalars)?;
 
         // The decode completed: every state input now carries its output.
-        let outputs: Vec<Tensor> = g
-            .outputs
-            .iter()
-            .map(|&t| values[t as usize].clone())
-            .collect();
+        let outputs: Vec<Tensor> = g.outputs.iter().map(|&t| values[t as usize].clone()).collect();
         for (i, inp) in g.inputs.iter().enumerate() {
             if let InputKind::State { src, .. } = inp.kind {
                 self.carried[i] = Some(outputs[src as usize].clone());
@@ -110,9 +98,7 @@ impl<'a> Sequence<'a> {
                 (Some(t), _) | (None, Some(t)) => t.shape,
                 // `init`, sized from input 0 at this decode (input 0 is data).
                 (None, None) => {
-                    let first: &Shape = shapes
-                        .first()
-                        .ok_or_else(|| Stop::Error("input 0 is a state".into()))?;
+                    let first: &Shape = shapes.first().ok_or_else(|| Stop::Error("input 0 is a state".into()))?;
                     Shape {
                         c: u64::from(g.tensors[inp.tensor as usize].channels),
                         ..*first
@@ -129,19 +115,14 @@ impl<'a> Sequence<'a> {
             if shape.h < 1 || shape.w < 1 {
                 return refuse(Code::ModelMismatch, format!("input {i} has a side of 0"));
             }
-            if inp.declares_sizes()
-                && (shape.h > u64::from(inp.max_h) || shape.w > u64::from(inp.max_w))
-            {
+            if inp.declares_sizes() && (shape.h > u64::from(inp.max_h) || shape.w > u64::from(inp.max_w)) {
                 return refuse(
                     Code::TooLarge,
                     format!("input {i} is larger than its declared max_h, max_w"),
                 );
             }
             if shape.elems().is_none_or(|e| e > u64::from(g.max_elems)) {
-                return refuse(
-                    Code::TooLarge,
-                    format!("input {i} passes max_elems {}", g.max_elems),
-                );
+                return refuse(Code::TooLarge, format!("input {i} passes max_elems {}", g.max_elems));
             }
             shapes.push(shape);
         }
@@ -179,17 +160,14 @@ impl<'a> Sequence<'a> {
                 .iter()
                 .map(|&t| values[t as usize].as_ref())
                 .collect::<Option<_>>()
-                .ok_or_else(|| {
-                    Stop::Error(format!("operator {index} reads a tensor with no value"))
-                })?;
+                .ok_or_else(|| Stop::Error(format!("operator {index} reads a tensor with no value")))?;
             let outs: Vec<Shape> = node.outputs.iter().map(|&t| planned[t as usize]).collect();
             let results = ops::eval(&node.op, &ins, &outs, scalars)
                 .map_err(|e| Stop::Error(format!("operator {index} ({}): {e}", node.op.name())))?;
             for (&t, result) in node.outputs.iter().zip(results) {
                 let policy = g.tensors[t as usize].policy;
                 let context = format!("operator {index} ({}) output tensor {t}", node.op.name());
-                values[t as usize] =
-                    Some(apply_policy(result, policy).map_err(|r| in_context(r, &context))?);
+                values[t as usize] = Some(apply_policy(result, policy).map_err(|r| in_context(r, &context))?);
             }
         }
         values

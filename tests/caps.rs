@@ -110,8 +110,7 @@ fn an_uncropped_transposed_output_past_the_cap_is_refused_without_allocating() {
     b.output(y);
     let g = b.build();
     let input = vec![0; 1 << 16];
-    let (largest, code) =
-        largest_allocation(|| refusal(&g, vec![t(1, 1 << 8, 1 << 8, &input)], vec![]));
+    let (largest, code) = largest_allocation(|| refusal(&g, vec![t(1, 1 << 8, 1 << 8, &input)], vec![]));
     assert_eq!(code, Code::TooLarge);
     // The weights (2^12 of them) and the input are the only sizeable allocations.
     assert!(largest < 4 * MIB, "largest allocation {largest}");
@@ -129,8 +128,7 @@ fn a_state_init_past_max_elems_is_refused_before_it_is_formed() {
     b.output(f);
     b.output(r);
     let g = b.build();
-    let (largest, code) =
-        largest_allocation(|| refusal(&g, vec![t(1, 1, 1024, &[0; 1024])], vec![]));
+    let (largest, code) = largest_allocation(|| refusal(&g, vec![t(1, 1, 1024, &[0; 1024])], vec![]));
     assert_eq!(code, Code::TooLarge);
     assert!(largest < MIB, "largest allocation {largest}");
 }

@@ -55,10 +55,7 @@ fn a_request_is_filled_canonically() {
 fn a_refused_load_has_no_decodes() {
     let mut bytes = hex::decode(relu_hex()).unwrap();
     bytes[6] = 1; // a reserved header byte
-    let line = request(
-        &hex::encode(bytes),
-        json!([{ "inputs": [], "scalars": [] }]),
-    );
+    let line = request(&hex::encode(bytes), json!([{ "inputs": [], "scalars": [] }]));
     let filled: Value = serde_json::from_str(&fill_line(&line).unwrap()).unwrap();
     assert_eq!(filled["load"], json!("model_mismatch"));
     assert_eq!(filled["decodes"], json!([]));
@@ -120,11 +117,7 @@ fn bad_lines_name_the_line_and_the_field() {
     for (n, (_, what)) in cases.iter().enumerate() {
         let line = err.lines().nth(n).unwrap();
         assert!(line.starts_with(&format!("line {}: ", n + 1)), "{line}");
-        assert!(
-            line.contains(what),
-            "line {}: {line:?} does not say {what:?}",
-            n + 1
-        );
+        assert!(line.contains(what), "line {}: {line:?} does not say {what:?}", n + 1);
     }
     // The one good line is filled.
     assert_eq!(String::from_utf8(out).unwrap().lines().count(), 1);
@@ -140,27 +133,14 @@ fn the_binary_fills_stdin_and_exits_non_zero_on_a_bad_line() {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(input.as_bytes())
-            .unwrap();
+        child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
         child.wait_with_output().unwrap()
     };
     let good = request(&relu_hex(), json!([]));
     let ok = run(&format!("{good}\n"));
     assert!(ok.status.success());
-    assert!(
-        String::from_utf8(ok.stdout)
-            .unwrap()
-            .ends_with("\"load\":\"ok\"}\n")
-    );
+    assert!(String::from_utf8(ok.stdout).unwrap().ends_with("\"load\":\"ok\"}\n"));
     let bad = run(&format!("{good}\n{{\n"));
     assert!(!bad.status.success());
-    assert!(
-        String::from_utf8(bad.stderr)
-            .unwrap()
-            .contains("line 2: not JSON")
-    );
+    assert!(String::from_utf8(bad.stderr).unwrap().contains("line 2: not JSON"));
 }

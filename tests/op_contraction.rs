@@ -12,13 +12,7 @@ use wai_oracle::whg1::build::Builder;
 use wai_oracle::whg1::{Contraction, Graph, Op, PerChannel, Placement, Rq};
 
 /// `gram(A, B)` with A and B of `c` channels, both declaring `a_hw` / `b_hw`.
-fn gram_graph(
-    c: (u32, u32),
-    a_hw: (u32, u32),
-    b_hw: (u32, u32),
-    k: Contraction,
-    out_c: u32,
-) -> Graph {
+fn gram_graph(c: (u32, u32), a_hw: (u32, u32), b_hw: (u32, u32), k: Contraction, out_c: u32) -> Graph {
     let mut b = Builder::new();
     let x = b.input_sized(c.0, any(), a_hw.0, a_hw.1);
     let y = b.input_sized(c.1, any(), b_hw.0, b_hw.1);
@@ -64,13 +58,7 @@ fn gram_groups_2_half_up_shift_1_ties_both_signs() {
     //        (3,0) A3·B2 = 0 + 15 = 15;     (3,1) A3·B3 = 0 + 5 = 5.
     // half_up, s = 1: ⌊(p + 1)/2⌋: 5 → 3, −3 → ⌊−2/2⌋ = −1, −8 → ⌊−7/2⌋ = −4, −5 → ⌊−4/2⌋ = −2,
     //   15 → 8. (Ties 2.5 → 3 and −1.5 → −1, −2.5 → −2: toward +∞.)
-    let g = gram_graph(
-        (4, 4),
-        (2, 2),
-        (2, 2),
-        Contraction::new(2, Round::HalfUp, 1),
-        4,
-    );
+    let g = gram_graph((4, 4), (2, 2), (2, 2), Contraction::new(2, Round::HalfUp, 1), 4);
     let (s, v) = out1(&g, vec![t(4, 1, 2, &GA), t(4, 1, 2, &GB)], vec![]);
     assert_eq!(s, shape(4, 1, 2));
     assert_eq!(v, vec![3, -1, -4, -2, 3, -1, 8, 3]);
@@ -79,13 +67,7 @@ fn gram_groups_2_half_up_shift_1_ties_both_signs() {
 #[test]
 fn gram_groups_2_floor_shift_1() {
     // The same sums under floor: ⌊p/2⌋: 5 → 2, −3 → −2, −8 → −4, −5 → −3, 15 → 7.
-    let g = gram_graph(
-        (4, 4),
-        (2, 2),
-        (2, 2),
-        Contraction::new(2, Round::Floor, 1),
-        4,
-    );
+    let g = gram_graph((4, 4), (2, 2), (2, 2), Contraction::new(2, Round::Floor, 1), 4);
     let (_, v) = out1(&g, vec![t(4, 1, 2, &GA), t(4, 1, 2, &GB)], vec![]);
     assert_eq!(v, vec![2, -2, -4, -3, 2, -2, 7, 2]);
 }
@@ -100,17 +82,9 @@ fn gram_of_one_tensor_with_itself_half_even_shift_2() {
     //   26: q = 6, r = 2 = h, q even → 6.
     let mut b = Builder::new();
     let x = b.input_sized(2, any(), 2, 2);
-    let o = b.op(
-        Op::Gram(Contraction::new(1, Round::HalfEven, 2)),
-        &[x, x],
-        2,
-    );
+    let o = b.op(Op::Gram(Contraction::new(1, Round::HalfEven, 2)), &[x, x], 2);
     b.output(o);
-    let (s, v) = out1(
-        &b.build(),
-        vec![t(2, 2, 2, &[-3, -3, -2, 0, -2, 2, 3, -3])],
-        vec![],
-    );
+    let (s, v) = out1(&b.build(), vec![t(2, 2, 2, &[-3, -3, -2, 0, -2, 2, 3, -3])], vec![]);
     assert_eq!(s, shape(2, 1, 2));
     assert_eq!(v, vec![6, -2, -2, 6]);
 }
@@ -119,13 +93,7 @@ fn gram_of_one_tensor_with_itself_half_even_shift_2() {
 fn gram_shift_0_is_the_exact_sum() {
     // groups = 4 (d = 1): out[c][0][0] = A_c·B_c, shift 0 so R is the identity (any round).
     // A0·B0 = 5, A1·B1 = −5, A2·B2 = 5, A3·B3 = 5.
-    let g = gram_graph(
-        (4, 4),
-        (2, 2),
-        (2, 2),
-        Contraction::new(4, Round::HalfUp, 0),
-        4,
-    );
+    let g = gram_graph((4, 4), (2, 2), (2, 2), Contraction::new(4, Round::HalfUp, 0), 4);
     let (s, v) = out1(&g, vec![t(4, 1, 2, &GA), t(4, 1, 2, &GB)], vec![]);
     assert_eq!(s, shape(4, 1, 1));
     assert_eq!(v, vec![5, -5, 5, 5]);
@@ -133,13 +101,7 @@ fn gram_shift_0_is_the_exact_sum() {
 
 #[test]
 fn gram_run_time_size_disagreements() {
-    let g = gram_graph(
-        (2, 2),
-        (4, 4),
-        (4, 4),
-        Contraction::new(1, Round::Floor, 0),
-        2,
-    );
+    let g = gram_graph((2, 2), (4, 4), (4, 4), Contraction::new(1, Round::Floor, 0), 2);
     // A [2, 2, 2] and B [2, 2, 1]: sizes differ.
     assert_eq!(
         refusal(&g, vec![t(2, 2, 2, &[0; 8]), t(2, 2, 1, &[0; 4])], vec![]),
@@ -184,13 +146,7 @@ fn gram_load_refusals() {
     let g = gram_graph((4, 4), (2, 2), (2, 2), k(), 2);
     assert_eq!(load_refusal(&g), Code::ModelMismatch);
     // groups = 0.
-    let g = gram_graph(
-        (4, 4),
-        (2, 2),
-        (2, 2),
-        Contraction::new(0, Round::Floor, 0),
-        4,
-    );
+    let g = gram_graph((4, 4), (2, 2), (2, 2), Contraction::new(0, Round::Floor, 0), 4);
     assert_eq!(load_refusal(&g), Code::ModelMismatch);
     // Declared sizes that disagree (4×4 and 4×3): the shape rule fails on the declared sizes (A4).
     let g = gram_graph((4, 4), (4, 4), (4, 3), k(), 4);
@@ -199,12 +155,7 @@ fn gram_load_refusals() {
     // A = B = [4, 1, 1] = 1 2 3 4: out = 1·1 1·2 2·1 2·2 | 3·3 3·4 4·3 4·4.
     let g = gram_graph((4, 4), (4, 3), (4, 3), k(), 4);
     assert_eq!(
-        out1(
-            &g,
-            vec![t(4, 1, 1, &[1, 2, 3, 4]), t(4, 1, 1, &[1, 2, 3, 4])],
-            vec![]
-        )
-        .1,
+        out1(&g, vec![t(4, 1, 1, &[1, 2, 3, 4]), t(4, 1, 1, &[1, 2, 3, 4])], vec![]).1,
         vec![1, 2, 2, 4, 9, 12, 12, 16]
     );
 }
@@ -294,10 +245,7 @@ fn apply_half_even_shift_2() {
     let g = apply_graph(2, 2, Contraction::new(1, Round::HalfEven, 2), 2);
     let (s, v) = out1(
         &g,
-        vec![
-            t(2, 1, 2, &[1, 1, 1, -1]),
-            t(2, 1, 3, &[1, 3, -5, 1, 2, -1]),
-        ],
+        vec![t(2, 1, 2, &[1, 1, 1, -1]), t(2, 1, 3, &[1, 3, -5, 1, 2, -1])],
         vec![],
     );
     assert_eq!(s, shape(2, 1, 3));
@@ -331,11 +279,7 @@ fn apply_run_time_a_must_be_c_1_c_over_groups() {
     // A [4, 1, 2] decodes. A = c0 1 0, c1 0 1, c2 2 1, c3 −1 3 with V = 1 2 3 4:
     //   out0 = 1·1 + 0·2 = 1, out1 = 0·1 + 1·2 = 2, out2 = 2·3 + 1·4 = 10, out3 = −3 + 12 = 9.
     assert_eq!(
-        out1(
-            &g,
-            vec![t(4, 1, 2, &[1, 0, 0, 1, 2, 1, -1, 3]), v()],
-            vec![]
-        ),
+        out1(&g, vec![t(4, 1, 2, &[1, 0, 0, 1, 2, 1, -1, 3]), v()], vec![]),
         (shape(4, 1, 1), vec![1, 2, 10, 9])
     );
 }
@@ -344,24 +288,12 @@ fn apply_run_time_a_must_be_c_1_c_over_groups() {
 fn apply_load_refusals() {
     let k = || Contraction::new(2, Round::Floor, 0);
     // A and V with different channel counts.
-    assert_eq!(
-        load_refusal(&apply_graph(4, 2, k(), 4)),
-        Code::ModelMismatch
-    );
-    assert_eq!(
-        load_refusal(&apply_graph(2, 4, k(), 4)),
-        Code::ModelMismatch
-    );
+    assert_eq!(load_refusal(&apply_graph(4, 2, k(), 4)), Code::ModelMismatch);
+    assert_eq!(load_refusal(&apply_graph(2, 4, k(), 4)), Code::ModelMismatch);
     // C = 3 not a multiple of groups = 2.
-    assert_eq!(
-        load_refusal(&apply_graph(3, 3, k(), 3)),
-        Code::ModelMismatch
-    );
+    assert_eq!(load_refusal(&apply_graph(3, 3, k(), 3)), Code::ModelMismatch);
     // Output channels must be C.
-    assert_eq!(
-        load_refusal(&apply_graph(4, 4, k(), 2)),
-        Code::ModelMismatch
-    );
+    assert_eq!(load_refusal(&apply_graph(4, 4, k(), 2)), Code::ModelMismatch);
     // groups = 0.
     assert_eq!(
         load_refusal(&apply_graph(4, 4, Contraction::new(0, Round::Floor, 0), 4)),
@@ -384,10 +316,7 @@ fn apply_at_declared_sizes() {
     let g = apply_graph_sized(4, (1, 2), (4, 4), k());
     let a = || t(4, 1, 2, &[1, 0, 0, 1, 2, 1, -1, 3]);
     // V past its declared 4×4: too_large.
-    assert_eq!(
-        refusal(&g, vec![a(), t(4, 5, 1, &[0; 20])], vec![]),
-        Code::TooLarge
-    );
+    assert_eq!(refusal(&g, vec![a(), t(4, 5, 1, &[0; 20])], vec![]), Code::TooLarge);
     // A smaller than declared ([4, 1, 1]) is within its size but breaks the shape rule at run time.
     assert_eq!(
         refusal(&g, vec![t(4, 1, 1, &[0; 4]), t(4, 1, 1, &[0; 4])], vec![]),
@@ -396,11 +325,7 @@ fn apply_at_declared_sizes() {
     // V [4, 1, 2] = c0 1 −1, c1 2 −2, c2 3 −3, c3 4 −4 decodes:
     //   out0 = V0 = 1 −1; out1 = V1 = 2 −2; out2 = 2·V2 + V3 = 10 −10; out3 = −V2 + 3·V3 = 9 −9.
     assert_eq!(
-        out1(
-            &g,
-            vec![a(), t(4, 1, 2, &[1, -1, 2, -2, 3, -3, 4, -4])],
-            vec![]
-        ),
+        out1(&g, vec![a(), t(4, 1, 2, &[1, -1, 2, -2, 3, -3, 4, -4])], vec![]),
         (shape(4, 1, 2), vec![1, -1, 2, -2, 10, -10, 9, -9])
     );
 }
@@ -417,22 +342,10 @@ fn gram_then_apply_channel_attention() {
     //        → ⌊−4/4⌋ −1, ⌊20/4⌋ 5, ⌊24/4⌋ 6, ⌊−16/4⌋ −4.
     let mut b = Builder::new();
     let x = b.input_sized(2, any(), 2, 2);
-    let gm = b.op(
-        Op::Gram(Contraction::new(1, Round::HalfEven, 2)),
-        &[x, x],
-        2,
-    );
-    let o = b.op(
-        Op::Apply(Contraction::new(1, Round::HalfUp, 2)),
-        &[gm, x],
-        2,
-    );
+    let gm = b.op(Op::Gram(Contraction::new(1, Round::HalfEven, 2)), &[x, x], 2);
+    let o = b.op(Op::Apply(Contraction::new(1, Round::HalfUp, 2)), &[gm, x], 2);
     b.output(o);
-    let (s, v) = out1(
-        &b.build(),
-        vec![t(2, 2, 2, &[-3, -3, -2, 0, -2, 2, 3, -3])],
-        vec![],
-    );
+    let (s, v) = out1(&b.build(), vec![t(2, 2, 2, &[-3, -3, -2, 0, -2, 2, 3, -3])], vec![]);
     assert_eq!(s, shape(2, 2, 2));
     assert_eq!(v, vec![-3, -5, -4, 2, -1, 5, 6, -4]);
 }

@@ -46,10 +46,7 @@ fn add_by_hand_including_sums_past_64_bits() {
     // a + b = 3, −12, 2^64 − 2, −2^64: a sum is exact, it neither wraps nor saturates.
     let (s, v) = out1(
         &add2(),
-        vec![
-            t(2, 1, 2, &[1, -5, MAX, MIN]),
-            t(2, 1, 2, &[2, -7, MAX, MIN]),
-        ],
+        vec![t(2, 1, 2, &[1, -5, MAX, MIN]), t(2, 1, 2, &[2, -7, MAX, MIN])],
         vec![],
     );
     assert_eq!(s, shape(2, 1, 2));
@@ -67,10 +64,7 @@ fn add_saturating_is_a_clamp_policy_on_its_output() {
     b.output(y);
     let (_, v) = out1(
         &b.build(),
-        vec![
-            t(2, 1, 2, &[1, -5, MAX, MIN]),
-            t(2, 1, 2, &[2, -7, MAX, MIN]),
-        ],
+        vec![t(2, 1, 2, &[1, -5, MAX, MIN]), t(2, 1, 2, &[2, -7, MAX, MIN])],
         vec![],
     );
     assert_eq!(v, vec![3, -12, MAX as i128, MIN as i128]);
@@ -124,29 +118,17 @@ fn add_check_policy_on_the_output() {
 fn add_sizes_must_agree_at_run_time() {
     // Different H.
     assert_eq!(
-        refusal(
-            &add2(),
-            vec![t(2, 1, 2, &[0; 4]), t(2, 2, 2, &[0; 8])],
-            vec![]
-        ),
+        refusal(&add2(), vec![t(2, 1, 2, &[0; 4]), t(2, 2, 2, &[0; 8])], vec![]),
         Code::GeometryMismatch
     );
     // Different W.
     assert_eq!(
-        refusal(
-            &add2(),
-            vec![t(2, 1, 2, &[0; 4]), t(2, 1, 3, &[0; 6])],
-            vec![]
-        ),
+        refusal(&add2(), vec![t(2, 1, 2, &[0; 4]), t(2, 1, 3, &[0; 6])], vec![]),
         Code::GeometryMismatch
     );
     // Same element count, sides swapped: [2, 1, 2] against [2, 2, 1].
     assert_eq!(
-        refusal(
-            &add2(),
-            vec![t(2, 1, 2, &[0; 4]), t(2, 2, 1, &[0; 4])],
-            vec![]
-        ),
+        refusal(&add2(), vec![t(2, 1, 2, &[0; 4]), t(2, 2, 1, &[0; 4])], vec![]),
         Code::GeometryMismatch
     );
 }
@@ -196,11 +178,7 @@ fn add_exponent_rule() {
         (Some(0), Some(0), None),
     ];
     for e in bad {
-        assert_eq!(
-            load_refusal(&add_graph(1, 1, 1, e)),
-            Code::ModelMismatch,
-            "{e:?}"
-        );
+        assert_eq!(load_refusal(&add_graph(1, 1, 1, e)), Code::ModelMismatch, "{e:?}");
     }
 }
 
@@ -211,10 +189,7 @@ fn add_may_read_one_tensor_twice() {
     let x = b.input(1, any());
     let y = b.op(Op::Add, &[x, x], 1);
     b.output(y);
-    assert_eq!(
-        out1(&b.build(), vec![t(1, 1, 2, &[3, -4])], vec![]).1,
-        vec![6, -8]
-    );
+    assert_eq!(out1(&b.build(), vec![t(1, 1, 2, &[3, -4])], vec![]).1, vec![6, -8]);
 }
 
 // ---------------------------------------------------------------- chunk_add
@@ -233,11 +208,7 @@ fn chunk_add_by_hand() {
     // [4, 1, 2]: c0 = 1 −2, c1 = 3 4, c2 = 10 −20, c3 = −30 40. C/2 = 2:
     // out c0 = c0 + c2 = 11 −22; out c1 = c1 + c3 = −27 44.
     let g = chunk_graph(4, 2, (None, None));
-    let (s, v) = out1(
-        &g,
-        vec![t(4, 1, 2, &[1, -2, 3, 4, 10, -20, -30, 40])],
-        vec![],
-    );
+    let (s, v) = out1(&g, vec![t(4, 1, 2, &[1, -2, 3, 4, 10, -20, -30, 40])], vec![]);
     assert_eq!(s, shape(2, 1, 2));
     assert_eq!(v, vec![11, -22, -27, 44]);
     // C = 2 on values at the i64 ends: (2^63 − 1) + (2^63 − 1) = 2^64 − 2; −2^63 + −2^63 = −2^64.
@@ -250,19 +221,10 @@ fn chunk_add_by_hand() {
 #[test]
 fn chunk_add_channel_rules_at_load() {
     // Odd C: 3 and 1.
-    assert_eq!(
-        load_refusal(&chunk_graph(3, 1, (None, None))),
-        Code::ModelMismatch
-    );
-    assert_eq!(
-        load_refusal(&chunk_graph(1, 1, (None, None))),
-        Code::ModelMismatch
-    );
+    assert_eq!(load_refusal(&chunk_graph(3, 1, (None, None))), Code::ModelMismatch);
+    assert_eq!(load_refusal(&chunk_graph(1, 1, (None, None))), Code::ModelMismatch);
     // Output declared with C channels instead of C/2.
-    assert_eq!(
-        load_refusal(&chunk_graph(4, 4, (None, None))),
-        Code::ModelMismatch
-    );
+    assert_eq!(load_refusal(&chunk_graph(4, 4, (None, None))), Code::ModelMismatch);
 }
 
 #[test]
@@ -277,11 +239,7 @@ fn chunk_add_exponent_rule() {
         );
     }
     for e in [(Some(2), None), (None, Some(2)), (Some(2), Some(3))] {
-        assert_eq!(
-            load_refusal(&chunk_graph(2, 1, e)),
-            Code::ModelMismatch,
-            "{e:?}"
-        );
+        assert_eq!(load_refusal(&chunk_graph(2, 1, e)), Code::ModelMismatch, "{e:?}");
     }
 }
 
@@ -358,14 +316,8 @@ fn abs_check_policy_on_its_output_refuses_i64_min() {
     b.policy(y, check(0, MAX));
     b.output(y);
     let g = b.build();
-    assert_eq!(
-        refusal(&g, vec![t(1, 1, 1, &[MIN])], vec![]),
-        Code::FieldRange
-    );
-    assert_eq!(
-        out1(&g, vec![t(1, 1, 1, &[MIN + 1])], vec![]).1,
-        vec![MAX as i128]
-    );
+    assert_eq!(refusal(&g, vec![t(1, 1, 1, &[MIN])], vec![]), Code::FieldRange);
+    assert_eq!(out1(&g, vec![t(1, 1, 1, &[MIN + 1])], vec![]).1, vec![MAX as i128]);
 }
 
 // ---------------------------------------------------------------- leaky
@@ -410,10 +362,7 @@ fn leaky_f_63_and_products_past_64_bits() {
     // a = −2^63, f = 63: v·a = −v·2^63, so ⌊v·a/2^63⌋ = −v exactly:
     //   −2^63 → p = 2^126 → 2^63 (past i64); −1 → 1; −3 → 3.
     let g = unary(1, Op::Leaky { a: MIN, f: 63 }, 1);
-    assert_eq!(
-        out1(&g, vec![t(1, 1, 3, &[MIN, -1, -3])], vec![]).1,
-        vec![P63, 1, 3]
-    );
+    assert_eq!(out1(&g, vec![t(1, 1, 3, &[MIN, -1, -3])], vec![]).1, vec![P63, 1, 3]);
     // a = 2^63 − 1, f = 0: −2^63 → −2^126 + 2^63.
     let g = unary(1, Op::Leaky { a: MAX, f: 0 }, 1);
     assert_eq!(
@@ -432,14 +381,8 @@ fn leaky_flooring_shows_through_a_check_policy() {
     b.policy(y, check(-2, 10));
     b.output(y);
     let g = b.build();
-    assert_eq!(
-        out1(&g, vec![t(1, 1, 2, &[-3, 10])], vec![]).1,
-        vec![-2, 10]
-    );
-    assert_eq!(
-        refusal(&g, vec![t(1, 1, 1, &[-5])], vec![]),
-        Code::FieldRange
-    );
+    assert_eq!(out1(&g, vec![t(1, 1, 2, &[-3, 10])], vec![]).1, vec![-2, 10]);
+    assert_eq!(refusal(&g, vec![t(1, 1, 1, &[-5])], vec![]), Code::FieldRange);
 }
 
 #[test]
@@ -482,14 +425,8 @@ fn a_check_input_out_of_range_is_field_range() {
     b.output(y);
     let g = b.build();
     assert_eq!(out1(&g, vec![t(1, 1, 2, &[-4, 3])], vec![]).1, vec![0, 3]);
-    assert_eq!(
-        refusal(&g, vec![t(1, 1, 1, &[-5])], vec![]),
-        Code::FieldRange
-    );
-    assert_eq!(
-        refusal(&g, vec![t(1, 1, 1, &[4])], vec![]),
-        Code::FieldRange
-    );
+    assert_eq!(refusal(&g, vec![t(1, 1, 1, &[-5])], vec![]), Code::FieldRange);
+    assert_eq!(refusal(&g, vec![t(1, 1, 1, &[4])], vec![]), Code::FieldRange);
 }
 
 #[test]
@@ -503,10 +440,7 @@ fn a_check_on_an_intermediate_stops_the_decode() {
     b.output(y);
     let g = b.build();
     assert_eq!(out1(&g, vec![t(1, 1, 2, &[-5, 2])], vec![]).1, vec![5, 2]);
-    assert_eq!(
-        refusal(&g, vec![t(1, 1, 2, &[-6, 2])], vec![]),
-        Code::FieldRange
-    );
+    assert_eq!(refusal(&g, vec![t(1, 1, 2, &[-6, 2])], vec![]), Code::FieldRange);
 }
 
 #[test]
@@ -520,10 +454,7 @@ fn run_steps_come_in_order() {
     b.output(y);
     let g = b.build();
     // In range everywhere: 1 + 2 = 3.
-    assert_eq!(
-        out1(&g, vec![t(1, 1, 1, &[1]), t(1, 1, 1, &[2])], vec![0]).1,
-        vec![3]
-    );
+    assert_eq!(out1(&g, vec![t(1, 1, 1, &[1]), t(1, 1, 1, &[2])], vec![0]).1, vec![3]);
     // A scalar past its range (step 2) comes before the sizes' disagreement (step 3).
     assert_eq!(
         refusal(&g, vec![t(1, 1, 1, &[0]), t(1, 1, 2, &[0, 0])], vec![4]),
@@ -560,11 +491,7 @@ fn table() -> Vec<i16> {
 
 /// One lut16 on a one-channel input `check [−32767, 32767]`, with exponents on the
 /// parameters `(e_in, e_out)` and on the tensors `(input, output)`.
-fn lut_graph(
-    table: Vec<i16>,
-    params: (Option<i8>, Option<i8>),
-    tensors: (Option<i8>, Option<i8>),
-) -> Graph {
+fn lut_graph(table: Vec<i16>, params: (Option<i8>, Option<i8>), tensors: (Option<i8>, Option<i8>)) -> Graph {
     let mut b = Builder::new();
     let x = b.input(1, check(-32767, 32767));
     let y = b.op(
@@ -586,11 +513,7 @@ fn lut16_looks_up_t_at_v_plus_32768() {
     // −32767 → T[1] = 32767; 32767 → T[65535] = −32767; 0 → T[32768] = 0; −1 → T[32767] = 1;
     // 6 → T[32774] = −6; 5 → T[32773] = 1234; −7 → T[32761] = −4321.
     let g = lut_graph(table(), (None, None), (None, None));
-    let (s, v) = out1(
-        &g,
-        vec![t(1, 1, 7, &[-32767, 32767, 0, -1, 6, 5, -7])],
-        vec![],
-    );
+    let (s, v) = out1(&g, vec![t(1, 1, 7, &[-32767, 32767, 0, -1, 6, 5, -7])], vec![]);
     assert_eq!(s, shape(1, 1, 7));
     assert_eq!(v, vec![32767, -32767, 0, 1, -6, 1234, -4321]);
 }
@@ -623,14 +546,8 @@ fn lut16_input_check_range() {
     // The input's check [−32767, 32767]: −32768 (whose index would be T[0]) and 32768 are refused
     // field_range before the lookup.
     let g = lut_graph(table(), (None, None), (None, None));
-    assert_eq!(
-        refusal(&g, vec![t(1, 1, 1, &[-32768])], vec![]),
-        Code::FieldRange
-    );
-    assert_eq!(
-        refusal(&g, vec![t(1, 1, 1, &[32768])], vec![]),
-        Code::FieldRange
-    );
+    assert_eq!(refusal(&g, vec![t(1, 1, 1, &[-32768])], vec![]), Code::FieldRange);
+    assert_eq!(refusal(&g, vec![t(1, 1, 1, &[32768])], vec![]), Code::FieldRange);
 }
 
 #[test]

@@ -91,29 +91,14 @@ fn conv_depthwise_per_channel_shift() {
 #[test]
 fn conv_shape_rules() {
     // Kernel 3×3, no padding: a 2×5 input has H + 2ph = 2 < kh = 3.
-    let g = conv_graph(
-        1,
-        Conv::new(1, geom((3, 3), (1, 1), (0, 0)), 1, vec![1; 9], floor0()),
-    );
-    assert_eq!(
-        refusal(&g, vec![t(1, 2, 5, &[0; 10])], vec![]),
-        Code::GeometryMismatch
-    );
-    assert_eq!(
-        refusal(&g, vec![t(1, 5, 2, &[0; 10])], vec![]),
-        Code::GeometryMismatch
-    );
+    let g = conv_graph(1, Conv::new(1, geom((3, 3), (1, 1), (0, 0)), 1, vec![1; 9], floor0()));
+    assert_eq!(refusal(&g, vec![t(1, 2, 5, &[0; 10])], vec![]), Code::GeometryMismatch);
+    assert_eq!(refusal(&g, vec![t(1, 5, 2, &[0; 10])], vec![]), Code::GeometryMismatch);
     // Exactly the kernel's size decodes to one position: 9 ones sum to 9.
     assert_eq!(out1(&g, vec![t(1, 3, 3, &[1; 9])], vec![]).1, vec![9]);
     // With padding 1 a 1×1 plane is enough: the centre tap only, 1·7 = 7.
-    let g = conv_graph(
-        1,
-        Conv::new(1, geom((3, 3), (1, 1), (1, 1)), 1, vec![1; 9], floor0()),
-    );
-    assert_eq!(
-        out1(&g, vec![t(1, 1, 1, &[7])], vec![]),
-        (shape(1, 1, 1), vec![7])
-    );
+    let g = conv_graph(1, Conv::new(1, geom((3, 3), (1, 1), (1, 1)), 1, vec![1; 9], floor0()));
+    assert_eq!(out1(&g, vec![t(1, 1, 1, &[7])], vec![]), (shape(1, 1, 1), vec![7]));
     // The padded side H + 2ph passes 2^26 before the shape rule is read: too_large.
     let g = conv_graph(
         1,
@@ -124,13 +109,7 @@ fn conv_shape_rules() {
     let mut b = Builder::new();
     let x = b.input(3, any());
     let y = b.op(
-        Op::Conv(Conv::new(
-            2,
-            geom((1, 1), (1, 1), (0, 0)),
-            2,
-            vec![1; 3],
-            floor0(),
-        )),
+        Op::Conv(Conv::new(2, geom((1, 1), (1, 1), (0, 0)), 2, vec![1; 3], floor0())),
         &[x],
         2,
     );
@@ -139,13 +118,7 @@ fn conv_shape_rules() {
     let mut b = Builder::new();
     let x = b.input(2, any());
     let y = b.op(
-        Op::Conv(Conv::new(
-            3,
-            geom((1, 1), (1, 1), (0, 0)),
-            2,
-            vec![1; 3],
-            floor0(),
-        )),
+        Op::Conv(Conv::new(3, geom((1, 1), (1, 1), (0, 0)), 2, vec![1; 3], floor0())),
         &[x],
         3,
     );
@@ -208,13 +181,7 @@ fn conv_transpose_padding_crops_and_channels_mix() {
 #[test]
 fn conv_transpose_caps_come_before_the_shape_rule() {
     // uh = (H − 1)·sh + kh + oph passes 2^26: too_large, even though Ho would be fine.
-    let c = ConvTranspose::new(
-        1,
-        geom((1, 1), (1 << 26, 1), (0, 0)),
-        (0, 0),
-        vec![1],
-        floor0(),
-    );
+    let c = ConvTranspose::new(1, geom((1, 1), (1 << 26, 1), (0, 0)), (0, 0), vec![1], floor0());
     assert_eq!(
         refusal(&convt_graph(1, c), vec![t(1, 2, 1, &[1, 2])], vec![]),
         Code::TooLarge

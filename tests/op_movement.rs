@@ -75,12 +75,7 @@ fn concat_takes_channels_in_input_order() {
     bld.output(y);
     let g = bld.build();
     let a_t = t(1, 2, 3, &[0, 1, 2, 10, 11, 12]);
-    let b_t = t(
-        2,
-        2,
-        3,
-        &[500, 501, 502, 510, 511, 512, 600, 601, 602, 610, 611, 612],
-    );
+    let b_t = t(2, 2, 3, &[500, 501, 502, 510, 511, 512, 600, 601, 602, 610, 611, 612]);
     let (s, v) = out1(&g, vec![a_t, b_t], vec![]);
     assert_eq!(s, shape(3, 2, 3));
     assert_eq!(
@@ -115,10 +110,7 @@ fn concat_inputs_must_share_h_and_w_at_run_time() {
         Code::GeometryMismatch
     );
     // Same H and W (odd, 3 × 5) decodes to [3, 3, 5].
-    assert_eq!(
-        out1(&g, vec![grid(1, 3, 5), grid(2, 3, 5)], vec![]).0,
-        shape(3, 3, 5)
-    );
+    assert_eq!(out1(&g, vec![grid(1, 3, 5), grid(2, 3, 5)], vec![]).0, shape(3, 3, 5));
 }
 
 #[test]
@@ -162,15 +154,9 @@ fn concat_exponents_all_or_none_and_equal() {
     assert!(load(&build(Some(3), Some(3), Some(3))).is_ok());
     assert!(load(&build(None, None, None)).is_ok());
     // One missing.
-    assert_eq!(
-        load_refusal(&build(Some(3), None, Some(3))),
-        Code::ModelMismatch
-    );
+    assert_eq!(load_refusal(&build(Some(3), None, Some(3))), Code::ModelMismatch);
     // All present but unequal (the output differs).
-    assert_eq!(
-        load_refusal(&build(Some(3), Some(3), Some(4))),
-        Code::ModelMismatch
-    );
+    assert_eq!(load_refusal(&build(Some(3), Some(3), Some(4))), Code::ModelMismatch);
 }
 
 #[test]
@@ -207,16 +193,10 @@ fn split_takes_count_channels_from_start() {
     );
     // start + count = C exactly: start 3, count 1 → channel 3 = 300, 301.
     let g = one(Op::Split { start: 3, count: 1 }, 4, 1);
-    assert_eq!(
-        out1(&g, vec![grid(4, 1, 2)], vec![]),
-        (shape(1, 1, 2), vec![300, 301])
-    );
+    assert_eq!(out1(&g, vec![grid(4, 1, 2)], vec![]), (shape(1, 1, 2), vec![300, 301]));
     // A 1×1 plane: grid(3, 1, 1) = 0, 100, 200; start 2, count 1 → 200.
     let g = one(Op::Split { start: 2, count: 1 }, 3, 1);
-    assert_eq!(
-        out1(&g, vec![grid(3, 1, 1)], vec![]),
-        (shape(1, 1, 1), vec![200])
-    );
+    assert_eq!(out1(&g, vec![grid(3, 1, 1)], vec![]), (shape(1, 1, 1), vec![200]));
 }
 
 #[test]
@@ -277,16 +257,11 @@ fn pixel_shuffle_odd_height_and_1x1() {
     // Input [4, 3, 1], in[k][h][0] = 10k + h, r = 2 → [1, 6, 2].
     // Row 2h + i, column j reads in[2i + j][h]: (h, i) = (0, 0): 0, 10; (0, 1): 20, 30;
     // (1, 0): 1, 11; (1, 1): 21, 31; (2, 0): 2, 12; (2, 1): 22, 32.
-    let data: Vec<i64> = (0..4)
-        .flat_map(|k| [10 * k, 10 * k + 1, 10 * k + 2])
-        .collect();
+    let data: Vec<i64> = (0..4).flat_map(|k| [10 * k, 10 * k + 1, 10 * k + 2]).collect();
     let g = one(Op::PixelShuffle { r: 2 }, 4, 1);
     assert_eq!(
         out1(&g, vec![t(4, 3, 1, &data)], vec![]),
-        (
-            shape(1, 6, 2),
-            vec![0, 10, 20, 30, 1, 11, 21, 31, 2, 12, 22, 32]
-        )
+        (shape(1, 6, 2), vec![0, 10, 20, 30, 1, 11, 21, 31, 2, 12, 22, 32])
     );
     // r = 3 on a 1×1 plane of 9 channels 0..8: out[0][i][j] = in[3i + j], so the output in CHW
     // order is 0..8 (a transposed reading in[3j + i] would give 0, 3, 6, 1, ...).
@@ -301,20 +276,11 @@ fn pixel_shuffle_odd_height_and_1x1() {
 #[test]
 fn pixel_shuffle_channel_rules_refuse_at_load() {
     // C = 6 is not a multiple of r² = 4.
-    assert_eq!(
-        load_refusal(&one(Op::PixelShuffle { r: 2 }, 6, 1)),
-        Code::ModelMismatch
-    );
+    assert_eq!(load_refusal(&one(Op::PixelShuffle { r: 2 }, 6, 1)), Code::ModelMismatch);
     // C / r² = 8 / 4 = 2, but the output record says 4.
-    assert_eq!(
-        load_refusal(&one(Op::PixelShuffle { r: 2 }, 8, 4)),
-        Code::ModelMismatch
-    );
+    assert_eq!(load_refusal(&one(Op::PixelShuffle { r: 2 }, 8, 4)), Code::ModelMismatch);
     // r ≥ 1: r = 0 is a parameter out of range.
-    assert_eq!(
-        load_refusal(&one(Op::PixelShuffle { r: 0 }, 4, 4)),
-        Code::ModelMismatch
-    );
+    assert_eq!(load_refusal(&one(Op::PixelShuffle { r: 0 }, 4, 4)), Code::ModelMismatch);
 }
 
 // ───────────────────────────── pixel_unshuffle ─────────────────────────────
@@ -331,9 +297,7 @@ fn pixel_unshuffle_r2_by_hand() {
     assert_eq!(s, shape(8, 1, 2));
     assert_eq!(
         v,
-        vec![
-            0, 2, 1, 3, 10, 12, 11, 13, 100, 102, 101, 103, 110, 112, 111, 113
-        ]
+        vec![0, 2, 1, 3, 10, 12, 11, 13, 100, 102, 101, 103, 110, 112, 111, 113]
     );
     // r = 3 on an odd 3 × 3 plane → [9, 1, 1], out[3i + j] = in[i][j] = 10i + j.
     let g = one(Op::PixelUnshuffle { r: 3 }, 1, 9);
@@ -365,15 +329,9 @@ fn pixel_unshuffle_then_shuffle_is_the_identity() {
 fn pixel_unshuffle_sides_must_be_multiples_of_r() {
     let g = one(Op::PixelUnshuffle { r: 2 }, 1, 4);
     // H = 3 not a multiple of 2.
-    assert_eq!(
-        refusal(&g, vec![grid(1, 3, 4)], vec![]),
-        Code::GeometryMismatch
-    );
+    assert_eq!(refusal(&g, vec![grid(1, 3, 4)], vec![]), Code::GeometryMismatch);
     // W = 3 not a multiple of 2.
-    assert_eq!(
-        refusal(&g, vec![grid(1, 4, 3)], vec![]),
-        Code::GeometryMismatch
-    );
+    assert_eq!(refusal(&g, vec![grid(1, 4, 3)], vec![]), Code::GeometryMismatch);
     // C·r² = 4; an output record of 2 does not plan.
     assert_eq!(
         load_refusal(&one(Op::PixelUnshuffle { r: 2 }, 1, 2)),
@@ -395,10 +353,7 @@ fn pixel_unshuffle_declared_sizes_plan_at_load_and_smaller_sizes_at_run() {
     );
     // Declared 4 × 4 loads; a 3 × 4 decode (within the declared sizes) fails at run.
     let g = one_sized(Op::PixelUnshuffle { r: 2 }, 1, 4, 4, 4);
-    assert_eq!(
-        refusal(&g, vec![grid(1, 3, 4)], vec![]),
-        Code::GeometryMismatch
-    );
+    assert_eq!(refusal(&g, vec![grid(1, 3, 4)], vec![]), Code::GeometryMismatch);
     // 2 × 2 decodes: out[2i + j] = in[i][j] → 0, 1, 10, 11.
     assert_eq!(
         out1(&g, vec![grid(1, 2, 2)], vec![]),
@@ -433,17 +388,13 @@ fn pad_rep_replicates_the_last_row_and_column() {
         (
             shape(1, 5, 5),
             vec![
-                0, 1, 1, 1, 1, 10, 11, 11, 11, 11, 20, 21, 21, 21, 21, 20, 21, 21, 21, 21, 20, 21,
-                21, 21, 21
+                0, 1, 1, 1, 1, 10, 11, 11, 11, 11, 20, 21, 21, 21, 21, 20, 21, 21, 21, 21, 20, 21, 21, 21, 21
             ]
         )
     );
     // A 1×1 plane, m = 3 → [1, 3, 3] of −7.
     let g = one(Op::PadRep { m: 3 }, 1, 1);
-    assert_eq!(
-        out1(&g, vec![t(1, 1, 1, &[-7])], vec![]),
-        (shape(1, 3, 3), vec![-7; 9])
-    );
+    assert_eq!(out1(&g, vec![t(1, 1, 1, &[-7])], vec![]), (shape(1, 3, 3), vec![-7; 9]));
     // Sides already multiples of m = 2: unchanged.
     let g = one(Op::PadRep { m: 2 }, 1, 1);
     assert_eq!(
@@ -461,10 +412,7 @@ fn pad_rep_side_past_2_pow_26_is_too_large() {
     let g = one(Op::PadRep { m: u32::MAX }, 1, 1);
     assert_eq!(refusal(&g, vec![t(1, 1, 1, &[0])], vec![]), Code::TooLarge);
     // m = 0 is out of range (m ≥ 1): load.
-    assert_eq!(
-        load_refusal(&one(Op::PadRep { m: 0 }, 1, 1)),
-        Code::ModelMismatch
-    );
+    assert_eq!(load_refusal(&one(Op::PadRep { m: 0 }, 1, 1)), Code::ModelMismatch);
 }
 
 #[test]
@@ -489,10 +437,7 @@ fn pad_rep_output_against_max_elems() {
     let y = b.op(Op::PadRep { m: 5 }, &[x], 1);
     b.output(y);
     b.max_elems(16);
-    assert_eq!(
-        refusal(&b.build(), vec![grid(1, 3, 3)], vec![]),
-        Code::TooLarge
-    );
+    assert_eq!(refusal(&b.build(), vec![grid(1, 3, 3)], vec![]), Code::TooLarge);
     // The same graph with declared sizes 3 × 3 plans [1, 5, 5] = 25 > 16 at load: too_large
     // (§10.5 step 7, "a size past a cap is too_large"; A3's load plan is run step 3's).
     let mut b = Builder::new();
@@ -527,10 +472,7 @@ fn crop_to_keeps_the_top_left_of_in_and_reads_only_refs_shape() {
         (shape(2, 2, 3), expect.clone())
     );
     // Other ref values, same output: only ref's shape is read.
-    assert_eq!(
-        out1(&g, vec![grid(2, 3, 4), ref2], vec![]),
-        (shape(2, 2, 3), expect)
-    );
+    assert_eq!(out1(&g, vec![grid(2, 3, 4), ref2], vec![]), (shape(2, 2, 3), expect));
     // A 1×1 ref → [2, 1, 1] = in[c][0][0] = 0, 100.
     assert_eq!(
         out1(&g, vec![grid(2, 3, 4), t(5, 1, 1, &[0; 5])], vec![]),
@@ -662,17 +604,11 @@ fn crop_constant_that_does_not_fit_without_declared_sizes_loads_and_refuses_at_r
         (shape(1, 2, 2), vec![20, 21, 30, 31])
     );
     // On 3 rows, 2 + 2 > 3.
-    assert_eq!(
-        refusal(&g, vec![grid(1, 3, 2)], vec![]),
-        Code::GeometryMismatch
-    );
+    assert_eq!(refusal(&g, vec![grid(1, 3, 2)], vec![]), Code::GeometryMismatch);
     // A6: a constant h = 0 is a shape-rule failure: it loads without declared sizes and every
     // decode is refused at run step 3.
     let g = one(crop(K(0), K(0), K(0), K(1)), 1, 1);
-    assert_eq!(
-        refusal(&g, vec![grid(1, 3, 2)], vec![]),
-        Code::GeometryMismatch
-    );
+    assert_eq!(refusal(&g, vec![grid(1, 3, 2)], vec![]), Code::GeometryMismatch);
 }
 
 #[test]
@@ -694,10 +630,7 @@ fn crop_constant_that_does_not_fit_declared_sizes_is_refused_at_load() {
     );
     // y0 = 1, h = 3 fits 4 rows: loads; a smaller 3-row input at run fails (1 + 3 > 3).
     let g = one_sized(crop(K(1), K(0), K(3), K(1)), 1, 1, 4, 4);
-    assert_eq!(
-        refusal(&g, vec![grid(1, 3, 4)], vec![]),
-        Code::GeometryMismatch
-    );
+    assert_eq!(refusal(&g, vec![grid(1, 3, 4)], vec![]), Code::GeometryMismatch);
     assert_eq!(
         out1(&g, vec![grid(1, 4, 4)], vec![]),
         (shape(1, 3, 1), vec![10, 20, 30])
@@ -751,19 +684,10 @@ fn crop_scalar_plan_at_load_accepts_smallest_start_largest_length() {
         (shape(1, 2, 3), vec![21, 22, 23, 31, 32, 33])
     );
     // Scalars that do not fit are refused at run: y0 = 5 (5 + 1 > 4); w = 4 (1 + 4 > 4).
-    assert_eq!(
-        refusal(&g, vec![grid(1, 4, 4)], vec![5, 1, 1]),
-        Code::GeometryMismatch
-    );
-    assert_eq!(
-        refusal(&g, vec![grid(1, 4, 4)], vec![2, 1, 4]),
-        Code::GeometryMismatch
-    );
+    assert_eq!(refusal(&g, vec![grid(1, 4, 4)], vec![5, 1, 1]), Code::GeometryMismatch);
+    assert_eq!(refusal(&g, vec![grid(1, 4, 4)], vec![2, 1, 4]), Code::GeometryMismatch);
     // A smaller input than declared: y0 = 2 on 2 rows does not fit.
-    assert_eq!(
-        refusal(&g, vec![grid(1, 2, 4)], vec![2, 1, 1]),
-        Code::GeometryMismatch
-    );
+    assert_eq!(refusal(&g, vec![grid(1, 2, 4)], vec![2, 1, 1]), Code::GeometryMismatch);
 }
 
 #[test]
@@ -794,13 +718,7 @@ fn subpos_split_non_identity_order_by_hand() {
     //   k3 (0,1): 1, 3, 101, 103
     let mut b = Builder::new();
     let x = b.input(2, any());
-    let outs = b.op_n(
-        Op::SubposSplit {
-            order: [3, 0, 2, 1],
-        },
-        &[x],
-        &[2; 4],
-    );
+    let outs = b.op_n(Op::SubposSplit { order: [3, 0, 2, 1] }, &[x], &[2; 4]);
     for &o in &outs {
         b.output(o);
     }
@@ -825,13 +743,7 @@ fn subpos_split_rows_and_1x1_outputs() {
     //   k2 (1,0): 10, 30                            k3 (0,1): 1, 21
     let mut b = Builder::new();
     let x = b.input(1, any());
-    let outs = b.op_n(
-        Op::SubposSplit {
-            order: [3, 0, 2, 1],
-        },
-        &[x],
-        &[1; 4],
-    );
+    let outs = b.op_n(Op::SubposSplit { order: [3, 0, 2, 1] }, &[x], &[1; 4]);
     for &o in &outs {
         b.output(o);
     }
@@ -863,45 +775,21 @@ fn split_graph(c: u32, order: [u8; 4], out_c: u32) -> Graph {
 fn subpos_split_refusals() {
     let g = split_graph(1, [0, 1, 2, 3], 1);
     // H = 3 odd.
-    assert_eq!(
-        refusal(&g, vec![grid(1, 3, 4)], vec![]),
-        Code::GeometryMismatch
-    );
+    assert_eq!(refusal(&g, vec![grid(1, 3, 4)], vec![]), Code::GeometryMismatch);
     // W = 5 odd.
-    assert_eq!(
-        refusal(&g, vec![grid(1, 4, 5)], vec![]),
-        Code::GeometryMismatch
-    );
+    assert_eq!(refusal(&g, vec![grid(1, 4, 5)], vec![]), Code::GeometryMismatch);
     // A 1×1 plane: both odd.
-    assert_eq!(
-        refusal(&g, vec![t(1, 1, 1, &[0])], vec![]),
-        Code::GeometryMismatch
-    );
+    assert_eq!(refusal(&g, vec![t(1, 1, 1, &[0])], vec![]), Code::GeometryMismatch);
     // order not a permutation: 0 twice.
-    assert_eq!(
-        load_refusal(&split_graph(1, [0, 0, 1, 2], 1)),
-        Code::ModelMismatch
-    );
+    assert_eq!(load_refusal(&split_graph(1, [0, 0, 1, 2], 1)), Code::ModelMismatch);
     // order entry 4 is no (a, b).
-    assert_eq!(
-        load_refusal(&split_graph(1, [0, 1, 2, 4], 1)),
-        Code::ModelMismatch
-    );
+    assert_eq!(load_refusal(&split_graph(1, [0, 1, 2, 4], 1)), Code::ModelMismatch);
     // Each output has the input's C = 2; records of 1 do not plan.
-    assert_eq!(
-        load_refusal(&split_graph(2, [0, 1, 2, 3], 1)),
-        Code::ModelMismatch
-    );
+    assert_eq!(load_refusal(&split_graph(2, [0, 1, 2, 3], 1)), Code::ModelMismatch);
     // Declared max_h = 3 is odd: refused at load.
     let mut b = Builder::new();
     let x = b.input_sized(1, any(), 3, 4);
-    let outs = b.op_n(
-        Op::SubposSplit {
-            order: [0, 1, 2, 3],
-        },
-        &[x],
-        &[1; 4],
-    );
+    let outs = b.op_n(Op::SubposSplit { order: [0, 1, 2, 3] }, &[x], &[1; 4]);
     for &o in &outs {
         b.output(o);
     }
@@ -951,27 +839,9 @@ fn subpos_split_then_merge_round_trip() {
     // out2[0][1][0..4] from (0,1) at even columns and (0,0) at odd ones: 1, 0, 3, 2.
     let mut b = Builder::new();
     let x = b.input(2, any());
-    let parts = b.op_n(
-        Op::SubposSplit {
-            order: [2, 3, 1, 0],
-        },
-        &[x],
-        &[2; 4],
-    );
-    let same = b.op(
-        Op::SubposMerge {
-            order: [2, 3, 1, 0],
-        },
-        &parts,
-        2,
-    );
-    let other = b.op(
-        Op::SubposMerge {
-            order: [0, 1, 2, 3],
-        },
-        &parts,
-        2,
-    );
+    let parts = b.op_n(Op::SubposSplit { order: [2, 3, 1, 0] }, &[x], &[2; 4]);
+    let same = b.op(Op::SubposMerge { order: [2, 3, 1, 0] }, &parts, 2);
+    let other = b.op(Op::SubposMerge { order: [0, 1, 2, 3] }, &parts, 2);
     b.output(same);
     b.output(other);
     let got = decode(&b.build(), vec![grid(2, 4, 6)], vec![]).unwrap();
@@ -992,15 +862,9 @@ fn subpos_merge_channel_rules_refuse_at_load() {
         Code::ModelMismatch
     );
     // Output record 4 for C = 1 (the output keeps C; it is not 4C).
-    assert_eq!(
-        load_refusal(&merge_graph([1; 4], [0, 1, 2, 3], 4)),
-        Code::ModelMismatch
-    );
+    assert_eq!(load_refusal(&merge_graph([1; 4], [0, 1, 2, 3], 4)), Code::ModelMismatch);
     // order not a permutation.
-    assert_eq!(
-        load_refusal(&merge_graph([1; 4], [3, 3, 2, 1], 1)),
-        Code::ModelMismatch
-    );
+    assert_eq!(load_refusal(&merge_graph([1; 4], [3, 3, 2, 1], 1)), Code::ModelMismatch);
 }
 
 #[test]
@@ -1023,13 +887,7 @@ fn subpos_merge_inputs_of_different_sizes_are_geometry_mismatches() {
         .iter()
         .map(|&(h, w)| b.input_sized(1, any(), h, w))
         .collect();
-    let y = b.op(
-        Op::SubposMerge {
-            order: [0, 1, 2, 3],
-        },
-        &ins,
-        1,
-    );
+    let y = b.op(Op::SubposMerge { order: [0, 1, 2, 3] }, &ins, 1);
     b.output(y);
     assert_eq!(load_refusal(&b.build()), Code::ModelMismatch);
 }
@@ -1055,13 +913,7 @@ fn merge_with_tall_input(big_at: usize, oph: u32) -> Graph {
     let tall = b.op(Op::ConvTranspose(ct), &[seed], 1);
     let mut ins = small.clone();
     ins.insert(big_at, tall);
-    let y = b.op(
-        Op::SubposMerge {
-            order: [0, 1, 2, 3],
-        },
-        &ins,
-        1,
-    );
+    let y = b.op(Op::SubposMerge { order: [0, 1, 2, 3] }, &ins, 1);
     b.output(y);
     b.build()
 }
@@ -1093,11 +945,7 @@ fn subpos_merge_output_against_max_elems() {
     // max_elems 16. Inputs [1, 2, 2] (4 each) → [1, 4, 4] = 16: decodes.
     let mut g = merge_graph([1; 4], [0, 1, 2, 3], 1);
     g.max_elems = 16;
-    let ins = |h: u64, w: u64| -> Vec<Tensor> {
-        (0..4)
-            .map(|_| t(1, h, w, &vec![0; (h * w) as usize]))
-            .collect()
-    };
+    let ins = |h: u64, w: u64| -> Vec<Tensor> { (0..4).map(|_| t(1, h, w, &vec![0; (h * w) as usize])).collect() };
     assert_eq!(out1(&g, ins(2, 2), vec![]).0, shape(1, 4, 4));
     // Inputs [1, 2, 3] (6 each ≤ 16) → [1, 4, 6] = 24 > 16: too_large.
     assert_eq!(refusal(&g, ins(2, 3), vec![]), Code::TooLarge);
@@ -1109,10 +957,7 @@ fn subpos_merge_output_against_max_elems() {
 fn fill_constant_takes_channels_from_its_record_and_sides_from_the_input() {
     // Input [1, 2, 3]; output record of 2 channels → [2, 2, 3], every element −7.
     let g = one(Op::Fill(FillValue::Const(-7)), 1, 2);
-    assert_eq!(
-        out1(&g, vec![grid(1, 2, 3)], vec![]),
-        (shape(2, 2, 3), vec![-7; 12])
-    );
+    assert_eq!(out1(&g, vec![grid(1, 2, 3)], vec![]), (shape(2, 2, 3), vec![-7; 12]));
     // The i64 ends; a 1×1 plane; fewer channels than the input (3 → 1).
     let g = one(Op::Fill(FillValue::Const(i64::MIN)), 3, 1);
     assert_eq!(
@@ -1139,14 +984,8 @@ fn fill_scalar(lo: i64, hi: i64, cout: u32) -> Graph {
 fn fill_scalar_value_and_its_range() {
     let g = fill_scalar(-5, 5, 3);
     // Each end of [−5, 5] fills [3, 1, 2].
-    assert_eq!(
-        out1(&g, vec![grid(1, 1, 2)], vec![-5]),
-        (shape(3, 1, 2), vec![-5; 6])
-    );
-    assert_eq!(
-        out1(&g, vec![grid(1, 1, 2)], vec![5]),
-        (shape(3, 1, 2), vec![5; 6])
-    );
+    assert_eq!(out1(&g, vec![grid(1, 1, 2)], vec![-5]), (shape(3, 1, 2), vec![-5; 6]));
+    assert_eq!(out1(&g, vec![grid(1, 1, 2)], vec![5]), (shape(3, 1, 2), vec![5; 6]));
     // One past either end: field_range.
     assert_eq!(refusal(&g, vec![grid(1, 1, 2)], vec![6]), Code::FieldRange);
     assert_eq!(refusal(&g, vec![grid(1, 1, 2)], vec![-6]), Code::FieldRange);
@@ -1163,10 +1002,7 @@ fn fill_output_past_max_elems_is_too_large() {
     // max_elems 16; input [1, 2, 2] = 4. A 4-channel fill → 16: decodes; 5 channels → 20: too_large.
     let mut g = one(Op::Fill(FillValue::Const(1)), 1, 4);
     g.max_elems = 16;
-    assert_eq!(
-        out1(&g, vec![grid(1, 2, 2)], vec![]),
-        (shape(4, 2, 2), vec![1; 16])
-    );
+    assert_eq!(out1(&g, vec![grid(1, 2, 2)], vec![]), (shape(4, 2, 2), vec![1; 16]));
     let mut g = one(Op::Fill(FillValue::Const(1)), 1, 5);
     g.max_elems = 16;
     assert_eq!(refusal(&g, vec![grid(1, 2, 2)], vec![]), Code::TooLarge);

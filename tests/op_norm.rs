@@ -71,13 +71,7 @@ fn igdn_single_channel_gf_0_frac_0() {
     // C = 1, gf = 0, frac = 0, γ = [[2]], β = [−1]: N = −1 + 2·x², r = isqrt(N), out = x·r.
     // x = −3: N = −1 + 18 = 17, r = 4, out = −12.  x = 0: N = −1, r = 0, out = 0.
     // x = 5: N = 49, r = 7, out = 35.
-    let g = one_op(
-        1,
-        any(),
-        None,
-        Op::Igdn(Igdn::new(0, 0, vec![2], vec![-1])),
-        1,
-    );
+    let g = one_op(1, any(), None, Op::Igdn(Igdn::new(0, 0, vec![2], vec![-1])), 1);
     let (s, v) = out1(&g, vec![t(1, 3, 1, &[-3, 0, 5])], vec![]);
     assert_eq!(s, shape(1, 3, 1));
     assert_eq!(v, vec![-12, 0, 35]);
@@ -86,53 +80,20 @@ fn igdn_single_channel_gf_0_frac_0() {
 #[test]
 fn igdn_channel_and_parameter_refusals() {
     // The output's channel count must be C (§10.3): 3 ≠ 2.
-    let g = one_op(
-        2,
-        any(),
-        None,
-        Op::Igdn(Igdn::new(0, 0, vec![1; 4], vec![0; 2])),
-        3,
-    );
+    let g = one_op(2, any(), None, Op::Igdn(Igdn::new(0, 0, vec![1; 4], vec![0; 2])), 3);
     assert_eq!(load_refusal(&g), Code::ModelMismatch);
     // γ must be C×C: 3 entries for C = 2 is a parameter length that is not exact (§10.4).
-    let g = one_op(
-        2,
-        any(),
-        None,
-        Op::Igdn(Igdn::new(0, 0, vec![1; 3], vec![0; 2])),
-        2,
-    );
+    let g = one_op(2, any(), None, Op::Igdn(Igdn::new(0, 0, vec![1; 3], vec![0; 2])), 2);
     assert_eq!(load_refusal(&g), Code::ModelMismatch);
     // gf in 0..=127 (§5.7): 128 is refused.
-    let g = one_op(
-        1,
-        any(),
-        None,
-        Op::Igdn(Igdn::new(128, 0, vec![1], vec![0])),
-        1,
-    );
+    let g = one_op(1, any(), None, Op::Igdn(Igdn::new(128, 0, vec![1], vec![0])), 1);
     assert_eq!(load_refusal(&g), Code::ModelMismatch);
     // frac in 0..=127: 128 is refused.
-    let g = one_op(
-        1,
-        any(),
-        None,
-        Op::Igdn(Igdn::new(0, 128, vec![1], vec![0])),
-        1,
-    );
+    let g = one_op(1, any(), None, Op::Igdn(Igdn::new(0, 128, vec![1], vec![0])), 1);
     assert_eq!(load_refusal(&g), Code::ModelMismatch);
     // A run-time input whose channel count differs from its record: run step 1, model_mismatch.
-    let g = one_op(
-        2,
-        any(),
-        None,
-        Op::Igdn(Igdn::new(0, 0, vec![1; 4], vec![0; 2])),
-        2,
-    );
-    assert_eq!(
-        refusal(&g, vec![t(3, 1, 1, &[1, 2, 3])], vec![]),
-        Code::ModelMismatch
-    );
+    let g = one_op(2, any(), None, Op::Igdn(Igdn::new(0, 0, vec![1; 4], vec![0; 2])), 2);
+    assert_eq!(refusal(&g, vec![t(3, 1, 1, &[1, 2, 3])], vec![]), Code::ModelMismatch);
 }
 
 // ---------------------------------------------------------------------------
@@ -153,11 +114,7 @@ fn layernorm_c_by_hand() {
         3,
         any(),
         None,
-        Op::LayernormC(LayernormC::new(
-            1,
-            vec![65536, 32768, -65536],
-            vec![0, 1, -1],
-        )),
+        Op::LayernormC(LayernormC::new(1, vec![65536, 32768, -65536], vec![0, 1, -1])),
         3,
     );
     let (s, v) = out1(&g, vec![t(3, 1, 1, &[10, 20, 60])], vec![]);
@@ -205,11 +162,7 @@ fn layernorm_c_even_c_half_mean_rounds_away_from_zero() {
         4,
         any(),
         None,
-        Op::LayernormC(LayernormC::new(
-            1,
-            vec![65536, 65536, -65536, -1],
-            vec![0; 4],
-        )),
+        Op::LayernormC(LayernormC::new(1, vec![65536, 65536, -65536, -1], vec![0; 4])),
         4,
     );
     let (s, v) = out1(&g, vec![t(4, 1, 2, &[0, -3, 1, -2, 2, -1, 3, 0])], vec![]);
@@ -330,14 +283,8 @@ fn l2norm_needs_declared_sizes_and_refuses_larger_inputs() {
     assert_eq!(load_refusal(&g), Code::ModelMismatch);
     // Declared 2×3: a 3×1 input (H > max_h) and a 1×4 input (W > max_w) are too_large.
     let g = one_op(1, any(), Some((2, 3)), Op::L2norm { eps: 1 }, 1);
-    assert_eq!(
-        refusal(&g, vec![t(1, 3, 1, &[1, 2, 3])], vec![]),
-        Code::TooLarge
-    );
-    assert_eq!(
-        refusal(&g, vec![t(1, 1, 4, &[1, 2, 3, 4])], vec![]),
-        Code::TooLarge
-    );
+    assert_eq!(refusal(&g, vec![t(1, 3, 1, &[1, 2, 3])], vec![]), Code::TooLarge);
+    assert_eq!(refusal(&g, vec![t(1, 1, 4, &[1, 2, 3, 4])], vec![]), Code::TooLarge);
     // At the declared size it decodes: the value 1 in a 2×3 plane of zeros gives T = 1, U = 2,
     // isqrt(2) = 1, k = 2^32; out = ⌊1·2^32/2^16⌋ = 65536 there and ⌊0·k/2^16⌋ = 0 elsewhere.
     let (s, v) = out1(&g, vec![t(1, 2, 3, &[0, 0, 0, 0, 1, 0])], vec![]);
@@ -418,14 +365,8 @@ fn softmax_needs_declared_sizes_and_refuses_larger_inputs() {
     let g = one_op(1, any(), None, Op::Softmax, 1);
     assert_eq!(load_refusal(&g), Code::ModelMismatch);
     let g = one_op(1, any(), Some((2, 2)), Op::Softmax, 1);
-    assert_eq!(
-        refusal(&g, vec![t(1, 1, 3, &[0, 0, 0])], vec![]),
-        Code::TooLarge
-    );
-    assert_eq!(
-        refusal(&g, vec![t(1, 3, 1, &[0, 0, 0])], vec![]),
-        Code::TooLarge
-    );
+    assert_eq!(refusal(&g, vec![t(1, 1, 3, &[0, 0, 0])], vec![]), Code::TooLarge);
+    assert_eq!(refusal(&g, vec![t(1, 3, 1, &[0, 0, 0])], vec![]), Code::TooLarge);
     // Output channels must equal the input's.
     let g = one_op(1, any(), Some((2, 2)), Op::Softmax, 2);
     assert_eq!(load_refusal(&g), Code::ModelMismatch);

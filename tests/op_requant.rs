@@ -96,10 +96,7 @@ fn rescale_half_even_ties_on_both_signs_with_a_shift_per_channel() {
 fn rescale_shift_zero_leaves_the_product_for_every_round() {
     // s = 0: every R_round(p, 0) = p. Multiplier 3: −3 → −9, 5 → 15, −1 → −3.
     for round in [Round::Floor, Round::HalfUp, Round::HalfEven] {
-        let g = rescale_graph(
-            1,
-            Rq::new(round, PerChannel::One(0)).mult(PerChannel::One(3)),
-        );
+        let g = rescale_graph(1, Rq::new(round, PerChannel::One(0)).mult(PerChannel::One(3)));
         assert_eq!(
             out1(&g, vec![t(1, 1, 3, &[-3, 5, -1])], vec![]).1,
             vec![-9, 15, -3],
@@ -114,20 +111,11 @@ fn rescale_multiplier_absent_one_value_and_negative() {
     let g = rescale_graph(1, Rq::new(Round::Floor, PerChannel::One(1)));
     assert_eq!(out1(&g, vec![t(1, 1, 2, &[-9, 9])], vec![]).1, vec![-5, 4]);
     // One multiplier 3: p = −27 → ⌊−13.5⌋ = −14; p = 27 → 13.
-    let g = rescale_graph(
-        1,
-        Rq::new(Round::Floor, PerChannel::One(1)).mult(PerChannel::One(3)),
-    );
-    assert_eq!(
-        out1(&g, vec![t(1, 1, 2, &[-9, 9])], vec![]).1,
-        vec![-14, 13]
-    );
+    let g = rescale_graph(1, Rq::new(Round::Floor, PerChannel::One(1)).mult(PerChannel::One(3)));
+    assert_eq!(out1(&g, vec![t(1, 1, 2, &[-9, 9])], vec![]).1, vec![-14, 13]);
     // Multiplier −1, half_up, shift 1: a positive input gives a negative tie.
     //   3 → p = −3, ⌊(−3 + 1)/2⌋ = −1;  −3 → p = 3, ⌊4/2⌋ = 2.
-    let g = rescale_graph(
-        1,
-        Rq::new(Round::HalfUp, PerChannel::One(1)).mult(PerChannel::One(-1)),
-    );
+    let g = rescale_graph(1, Rq::new(Round::HalfUp, PerChannel::One(1)).mult(PerChannel::One(-1)));
     assert_eq!(out1(&g, vec![t(1, 1, 2, &[3, -3])], vec![]).1, vec![-1, 2]);
 }
 
@@ -137,10 +125,7 @@ fn rescale_pre_and_post_bias_with_a_multiplier_per_channel() {
     let x = || t(2, 1, 2, &[5, -6, -5, 7]);
     let base = || Rq::new(Round::Floor, PerChannel::One(2)).mult(PerChannel::Each(vec![3, -2]));
     // No bias: ch0: 15 → ⌊3.75⌋ = 3, −18 → ⌊−4.5⌋ = −5; ch1: 10 → 2, −14 → ⌊−3.5⌋ = −4.
-    assert_eq!(
-        out1(&rescale_graph(2, base()), vec![x()], vec![]).1,
-        vec![3, -5, 2, -4]
-    );
+    assert_eq!(out1(&rescale_graph(2, base()), vec![x()], vec![]).1, vec![3, -5, 2, -4]);
     // pre: t = v + bias, p = t·mult, q = ⌊p/4⌋.
     //   ch0:  5 → t 4,  p 12,  q 3;   −6 → t −7, p −21, q ⌊−5.25⌋ = −6.
     //   ch1: −5 → t 5,  p −10, q ⌊−2.5⌋ = −3;   7 → t 17, p −34, q ⌊−8.5⌋ = −9.
@@ -169,11 +154,7 @@ fn rescale_shift_63_ties_past_64_bits() {
     for (round, want) in cases {
         let rq = Rq::new(round, PerChannel::One(63)).mult(PerChannel::Each(vec![5, 7, -5, -7]));
         let g = rescale_graph(4, rq);
-        assert_eq!(
-            out1(&g, vec![t(4, 1, 1, &[v, v, v, v])], vec![]).1,
-            want,
-            "{round:?}"
-        );
+        assert_eq!(out1(&g, vec![t(4, 1, 1, &[v, v, v, v])], vec![]).1, want, "{round:?}");
     }
 }
 
@@ -264,18 +245,11 @@ fn rescale_clamp_policy_on_the_output() {
     // floor shift 1: −9 → −5, 9 → 4, 3 → 1; then clamp [−3, 3]: −3, 3, 1.
     let mut b = Builder::new();
     let x = b.input(1, any());
-    let y = b.op(
-        Op::Rescale(Rq::new(Round::Floor, PerChannel::One(1))),
-        &[x],
-        1,
-    );
+    let y = b.op(Op::Rescale(Rq::new(Round::Floor, PerChannel::One(1))), &[x], 1);
     b.policy(y, clamp(-3, 3));
     b.output(y);
     let g = b.build();
-    assert_eq!(
-        out1(&g, vec![t(1, 1, 3, &[-9, 9, 3])], vec![]).1,
-        vec![-3, 3, 1]
-    );
+    assert_eq!(out1(&g, vec![t(1, 1, 3, &[-9, 9, 3])], vec![]).1, vec![-3, 3, 1]);
 }
 
 #[test]
@@ -284,23 +258,13 @@ fn rescale_check_policy_on_the_output() {
     // −9 → ⌊−4.5⌋ = −5 is one past lo; 10 → 5 is one past hi: field_range.
     let mut b = Builder::new();
     let x = b.input(1, any());
-    let y = b.op(
-        Op::Rescale(Rq::new(Round::Floor, PerChannel::One(1))),
-        &[x],
-        1,
-    );
+    let y = b.op(Op::Rescale(Rq::new(Round::Floor, PerChannel::One(1))), &[x], 1);
     b.policy(y, check(-4, 4));
     b.output(y);
     let g = b.build();
     assert_eq!(out1(&g, vec![t(1, 1, 2, &[-8, 9])], vec![]).1, vec![-4, 4]);
-    assert_eq!(
-        refusal(&g, vec![t(1, 1, 2, &[-9, 0])], vec![]),
-        Code::FieldRange
-    );
-    assert_eq!(
-        refusal(&g, vec![t(1, 1, 2, &[0, 10])], vec![]),
-        Code::FieldRange
-    );
+    assert_eq!(refusal(&g, vec![t(1, 1, 2, &[-9, 0])], vec![]), Code::FieldRange);
+    assert_eq!(refusal(&g, vec![t(1, 1, 2, &[0, 10])], vec![]), Code::FieldRange);
 }
 
 #[test]
@@ -309,39 +273,19 @@ fn rescale_input_policies_apply_first() {
     // ⌊−10/4⌋ = −3 (not ⌊−100/4⌋ = −25); 100 → 10 → 2; 7 → 1.
     let mut b = Builder::new();
     let x = b.input(1, clamp(-10, 10));
-    let y = b.op(
-        Op::Rescale(Rq::new(Round::Floor, PerChannel::One(2))),
-        &[x],
-        1,
-    );
+    let y = b.op(Op::Rescale(Rq::new(Round::Floor, PerChannel::One(2))), &[x], 1);
     b.output(y);
     let g = b.build();
-    assert_eq!(
-        out1(&g, vec![t(1, 1, 3, &[-100, 100, 7])], vec![]).1,
-        vec![-3, 2, 1]
-    );
+    assert_eq!(out1(&g, vec![t(1, 1, 3, &[-100, 100, 7])], vec![]).1, vec![-3, 2, 1]);
     // A check input [−10, 10]: −10 and 10 decode; −11 or 11 is refused field_range.
     let mut b = Builder::new();
     let x = b.input(1, check(-10, 10));
-    let y = b.op(
-        Op::Rescale(Rq::new(Round::Floor, PerChannel::One(2))),
-        &[x],
-        1,
-    );
+    let y = b.op(Op::Rescale(Rq::new(Round::Floor, PerChannel::One(2))), &[x], 1);
     b.output(y);
     let g = b.build();
-    assert_eq!(
-        out1(&g, vec![t(1, 1, 2, &[-10, 10])], vec![]).1,
-        vec![-3, 2]
-    );
-    assert_eq!(
-        refusal(&g, vec![t(1, 1, 2, &[-11, 0])], vec![]),
-        Code::FieldRange
-    );
-    assert_eq!(
-        refusal(&g, vec![t(1, 1, 2, &[0, 11])], vec![]),
-        Code::FieldRange
-    );
+    assert_eq!(out1(&g, vec![t(1, 1, 2, &[-10, 10])], vec![]).1, vec![-3, 2]);
+    assert_eq!(refusal(&g, vec![t(1, 1, 2, &[-11, 0])], vec![]), Code::FieldRange);
+    assert_eq!(refusal(&g, vec![t(1, 1, 2, &[0, 11])], vec![]), Code::FieldRange);
 }
 
 #[test]
@@ -349,11 +293,7 @@ fn rescale_channel_rules_at_load() {
     // The output tensor must have the input's C channels (§10.3).
     let mut b = Builder::new();
     let x = b.input(2, any());
-    let y = b.op(
-        Op::Rescale(Rq::new(Round::Floor, PerChannel::One(0))),
-        &[x],
-        3,
-    );
+    let y = b.op(Op::Rescale(Rq::new(Round::Floor, PerChannel::One(0))), &[x], 3);
     b.output(y);
     assert_eq!(load_refusal(&b.build()), Code::ModelMismatch);
     // Per-channel shift, multiplier or bias of a length other than C: the parameter length
@@ -372,10 +312,7 @@ fn rescale_channel_rules_at_load() {
     }
     // A shift past 127 is out of its range (§5.1).
     assert_eq!(
-        load_refusal(&rescale_graph(
-            1,
-            Rq::new(Round::Floor, PerChannel::One(128))
-        )),
+        load_refusal(&rescale_graph(1, Rq::new(Round::Floor, PerChannel::One(128)))),
         Code::ModelMismatch
     );
 }
@@ -386,11 +323,7 @@ fn rescale_exponents_are_not_constrained() {
     // and decodes: floor shift 1, 6 → 3.
     let mut b = Builder::new();
     let x = b.input(1, any());
-    let y = b.op(
-        Op::Rescale(Rq::new(Round::Floor, PerChannel::One(1))),
-        &[x],
-        1,
-    );
+    let y = b.op(Op::Rescale(Rq::new(Round::Floor, PerChannel::One(1))), &[x], 1);
     b.exponent(x, Some(3)).exponent(y, Some(-2));
     b.output(y);
     assert_eq!(out1(&b.build(), vec![t(1, 1, 1, &[6])], vec![]).1, vec![3]);
@@ -416,20 +349,10 @@ fn chscale_chooses_the_row_by_the_scalars_value() {
     let x = || t(2, 1, 2, &[3, -3, 5, -1]);
     let outs = run_sequence(
         &g,
-        vec![
-            (vec![x()], vec![0]),
-            (vec![x()], vec![1]),
-            (vec![x()], vec![2]),
-        ],
+        vec![(vec![x()], vec![0]), (vec![x()], vec![1]), (vec![x()], vec![2])],
     );
-    let got: Vec<Vec<i128>> = outs
-        .iter()
-        .map(|o| vals(&o.as_ref().expect("decodes")[0]))
-        .collect();
-    assert_eq!(
-        got,
-        vec![vec![2, -2, 5, -1], vec![4, -4, -10, 2], vec![-8, 8, 15, -3]]
-    );
+    let got: Vec<Vec<i128>> = outs.iter().map(|o| vals(&o.as_ref().expect("decodes")[0])).collect();
+    assert_eq!(got, vec![vec![2, -2, 5, -1], vec![4, -4, -10, 2], vec![-8, 8, 15, -3]]);
 }
 
 #[test]
@@ -453,31 +376,16 @@ fn chscale_large_shifts() {
     let m = vec![MIN, MAX];
     for (round, want) in [(Round::Floor, 0), (Round::HalfUp, 1), (Round::HalfEven, 0)] {
         let g = chscale_graph(1, (0, 1), Chscale::new(0, 2, round, 127, m.clone()));
-        assert_eq!(
-            out1(&g, vec![t(1, 1, 1, &[MIN])], vec![0]).1,
-            vec![want],
-            "{round:?}"
-        );
+        assert_eq!(out1(&g, vec![t(1, 1, 1, &[MIN])], vec![0]).1, vec![want], "{round:?}");
     }
     let e = 1i128 << 62;
-    for (round, want) in [
-        (Round::Floor, -e),
-        (Round::HalfUp, -e + 1),
-        (Round::HalfEven, -e),
-    ] {
+    for (round, want) in [(Round::Floor, -e), (Round::HalfUp, -e + 1), (Round::HalfEven, -e)] {
         let g = chscale_graph(1, (0, 1), Chscale::new(0, 2, round, 64, m.clone()));
-        assert_eq!(
-            out1(&g, vec![t(1, 1, 1, &[MIN])], vec![1]).1,
-            vec![want],
-            "{round:?}"
-        );
+        assert_eq!(out1(&g, vec![t(1, 1, 1, &[MIN])], vec![1]).1, vec![want], "{round:?}");
     }
     // Shift 0 keeps the whole product, past 64 bits: row 0, input −2^63 → 2^126.
     let g = chscale_graph(1, (0, 1), Chscale::new(0, 2, Round::Floor, 0, m.clone()));
-    assert_eq!(
-        out1(&g, vec![t(1, 1, 1, &[MIN])], vec![0]).1,
-        vec![1i128 << 126]
-    );
+    assert_eq!(out1(&g, vec![t(1, 1, 1, &[MIN])], vec![0]).1, vec![1i128 << 126]);
 }
 
 #[test]
@@ -523,11 +431,7 @@ fn chscale_load_refusals() {
     let mut b = Builder::new();
     let x = b.input(2, any());
     b.scalar(0, 2);
-    let y = b.op(
-        Op::Chscale(Chscale::new(0, 3, Round::Floor, 0, m3x2())),
-        &[x],
-        1,
-    );
+    let y = b.op(Op::Chscale(Chscale::new(0, 3, Round::Floor, 0, m3x2())), &[x], 1);
     b.output(y);
     assert_eq!(load_refusal(&b.build()), Code::ModelMismatch);
 }
@@ -540,11 +444,7 @@ fn chscale_output_policies() {
         let mut b = Builder::new();
         let x = b.input(2, any());
         b.scalar(0, 2);
-        let y = b.op(
-            Op::Chscale(Chscale::new(0, 3, Round::Floor, 0, m3x2())),
-            &[x],
-            2,
-        );
+        let y = b.op(Op::Chscale(Chscale::new(0, 3, Round::Floor, 0, m3x2())), &[x], 2);
         b.policy(y, policy);
         b.output(y);
         b.build()
@@ -553,10 +453,7 @@ fn chscale_output_policies() {
     assert_eq!(out1(&g, vec![t(2, 1, 1, &[4, -4])], vec![0]).1, vec![4, -5]);
     let g = build(check(-8, 4));
     assert_eq!(out1(&g, vec![t(2, 1, 1, &[4, -4])], vec![0]).1, vec![4, -8]);
-    assert_eq!(
-        refusal(&g, vec![t(2, 1, 1, &[5, -4])], vec![0]),
-        Code::FieldRange
-    );
+    assert_eq!(refusal(&g, vec![t(2, 1, 1, &[5, -4])], vec![0]), Code::FieldRange);
 }
 
 // ---------------------------------------------------------------- mul
@@ -667,11 +564,7 @@ fn mul_channel_rules_at_load() {
     let mut b = Builder::new();
     let x = b.input(2, any());
     let z = b.input(1, any());
-    let y = b.op(
-        Op::Mul(Rq::new(Round::Floor, PerChannel::One(0))),
-        &[x, z],
-        1,
-    );
+    let y = b.op(Op::Mul(Rq::new(Round::Floor, PerChannel::One(0))), &[x, z], 1);
     b.output(y);
     assert_eq!(load_refusal(&b.build()), Code::ModelMismatch);
 }
@@ -702,12 +595,7 @@ fn mul_sizes_must_agree_at_run_time() {
     );
     // Equal sides decode: a = 1 2 3 4, b = 5 6 → 5 12 / 15 24.
     assert_eq!(
-        out1(
-            &g,
-            vec![t(2, 1, 2, &[1, 2, 3, 4]), t(1, 1, 2, &[5, 6])],
-            vec![]
-        )
-        .1,
+        out1(&g, vec![t(2, 1, 2, &[1, 2, 3, 4]), t(1, 1, 2, &[5, 6])], vec![]).1,
         vec![5, 12, 15, 24]
     );
 }
@@ -718,18 +606,11 @@ fn mul_check_policy_on_the_output_and_a_check_input() {
     let mut b = Builder::new();
     let x = b.input(1, check(-7, 7));
     let z = b.input(1, any());
-    let y = b.op(
-        Op::Mul(Rq::new(Round::Floor, PerChannel::One(0))),
-        &[x, z],
-        1,
-    );
+    let y = b.op(Op::Mul(Rq::new(Round::Floor, PerChannel::One(0))), &[x, z], 1);
     b.policy(y, check(-6, 6));
     b.output(y);
     let g = b.build();
-    assert_eq!(
-        out1(&g, vec![t(1, 1, 1, &[2]), t(1, 1, 1, &[3])], vec![]).1,
-        vec![6]
-    );
+    assert_eq!(out1(&g, vec![t(1, 1, 1, &[2]), t(1, 1, 1, &[3])], vec![]).1, vec![6]);
     assert_eq!(
         refusal(&g, vec![t(1, 1, 1, &[7]), t(1, 1, 1, &[1])], vec![]),
         Code::FieldRange

@@ -122,10 +122,7 @@ fn phase_form_equals_conv_transpose() {
 
 /// `rescale` of `x` with the given `RQ`.
 fn rescale(rq: Rq, x: &Tensor) -> Tensor {
-    run1(
-        &one_op(x.c() as u32, Op::Rescale(rq), x.c() as u32),
-        x.clone(),
-    )
+    run1(&one_op(x.c() as u32, Op::Rescale(rq), x.c() as u32), x.clone())
 }
 
 #[test]
@@ -137,8 +134,7 @@ fn floor_is_half_up_with_a_shifted_pre_bias() {
         let b = r.random_range(-(1i64 << 61)..(1i64 << 61));
         let x = random_tensor(&mut r, 1, 1, 8, 1 << 62);
         let floor = Rq::new(Round::Floor, PerChannel::One(s)).bias(Placement::Pre, vec![b]);
-        let half_up = Rq::new(Round::HalfUp, PerChannel::One(s))
-            .bias(Placement::Pre, vec![b - (1i64 << (s - 1))]);
+        let half_up = Rq::new(Round::HalfUp, PerChannel::One(s)).bias(Placement::Pre, vec![b - (1i64 << (s - 1))]);
         assert_eq!(rescale(floor, &x), rescale(half_up, &x), "s = {s}, b = {b}");
     }
 }
@@ -152,18 +148,10 @@ fn a_negative_multiplier_is_a_positive_one_with_weights_and_pre_bias_negated() {
         let (cin, cout) = (r.random_range(1..=3u32), r.random_range(1..=3u32));
         let (k, s) = (r.random_range(1..=3u32), r.random_range(0..=40u8));
         let round = random_round(&mut r);
-        let weights: Vec<i64> = (0..cout * cin * k * k)
-            .map(|_| r.random_range(-500..=500))
-            .collect();
-        let mult: Vec<i64> = (0..cout)
-            .map(|_| r.random_range(-(1i64 << 31)..(1i64 << 31)))
-            .collect();
-        let pre: Vec<i64> = (0..cout)
-            .map(|_| r.random_range(-100_000..=100_000))
-            .collect();
-        let post: Vec<i64> = (0..cout)
-            .map(|_| r.random_range(-100_000..=100_000))
-            .collect();
+        let weights: Vec<i64> = (0..cout * cin * k * k).map(|_| r.random_range(-500..=500)).collect();
+        let mult: Vec<i64> = (0..cout).map(|_| r.random_range(-(1i64 << 31)..(1i64 << 31))).collect();
+        let pre: Vec<i64> = (0..cout).map(|_| r.random_range(-100_000..=100_000)).collect();
+        let post: Vec<i64> = (0..cout).map(|_| r.random_range(-100_000..=100_000)).collect();
         let geom = Geometry {
             k: (k, k),
             s: (1, 1),
@@ -193,10 +181,7 @@ fn a_negative_multiplier_is_a_positive_one_with_weights_and_pre_bias_negated() {
                 &y,
             )
         };
-        assert_eq!(
-            with_post(conv(weights, mult, pre)),
-            with_post(conv(w2, m2, b2))
-        );
+        assert_eq!(with_post(conv(weights, mult, pre)), with_post(conv(w2, m2, b2)));
     }
 }
 
@@ -212,11 +197,7 @@ fn a_multiplier_times_2_to_the_k_adds_k_to_the_shift() {
         let x = random_tensor(&mut r, 1, 1, 8, 1 << 40);
         let a = Rq::new(round, PerChannel::One(s)).mult(PerChannel::One(m));
         let b = Rq::new(round, PerChannel::One(s + k as u8)).mult(PerChannel::One(m << k));
-        assert_eq!(
-            rescale(a, &x),
-            rescale(b, &x),
-            "{round:?} m = {m} s = {s} k = {k}"
-        );
+        assert_eq!(rescale(a, &x), rescale(b, &x), "{round:?} m = {m} s = {s} k = {k}");
     }
 }
 
@@ -323,9 +304,7 @@ fn depth_to_space_needs_the_channel_permutation_folded_into_the_producer() {
         );
         let z = b.op(Op::PixelShuffle { r: rr }, &[y], cp);
         b.output(z);
-        let expected = decode(&b.build(), vec![x.clone()], vec![])
-            .unwrap()
-            .remove(0);
+        let expected = decode(&b.build(), vec![x.clone()], vec![]).unwrap().remove(0);
         // The target: conv with output channel (i·r + j)·C′ + c taking pixel_shuffle's c·r² + i·r + j,
         // then its own depth-to-space, written out here.
         let (cp_, r_) = (cp as usize, rr as usize);
@@ -338,11 +317,7 @@ fn depth_to_space_needs_the_channel_permutation_folded_into_the_producer() {
             }
         }
         let y2 = run1(
-            &one_op(
-                cin,
-                Op::Conv(Conv::new(cout, geom, 1, permuted, floor)),
-                cout,
-            ),
+            &one_op(cin, Op::Conv(Conv::new(cout, geom, 1, permuted, floor)), cout),
             x,
         );
         let target = Tensor::from_fn(expected.shape, |c, yy, xx| {
@@ -367,10 +342,7 @@ fn pad_rep_is_crops_of_edge_rows_and_columns_concatenated() {
         let x = random_tensor(&mut r, c, h, w, 1000);
         let padded = run1(&one_op(c as u32, Op::PadRep { m }, c as u32), x.clone());
         // The last row repeated below, then the last column repeated to the right.
-        let (hp, wp) = (
-            h.div_ceil(m.into()) * u64::from(m),
-            w.div_ceil(m.into()) * u64::from(m),
-        );
+        let (hp, wp) = (h.div_ceil(m.into()) * u64::from(m), w.div_ceil(m.into()) * u64::from(m));
         let crop = |t: &Tensor, y0: usize, x0: usize, hh: usize, ww: usize| {
             Tensor::from_fn(
                 wai_oracle::plan::Shape::new(t.shape.c, hh as u64, ww as u64),

@@ -75,39 +75,18 @@ fn run_steps_come_in_order() {
     b.max_elems(4);
     let g = b.build();
     // Step 1 (a side of 0, model_mismatch) before step 2 (the scalar, field_range).
-    assert_eq!(
-        refusal(&g, vec![t(1, 0, 1, &[])], vec![9]),
-        Code::ModelMismatch
-    );
+    assert_eq!(refusal(&g, vec![t(1, 0, 1, &[])], vec![9]), Code::ModelMismatch);
     // Step 1 (channels) first too.
-    assert_eq!(
-        refusal(&g, vec![t(2, 1, 1, &[0, 0])], vec![9]),
-        Code::ModelMismatch
-    );
+    assert_eq!(refusal(&g, vec![t(2, 1, 1, &[0, 0])], vec![9]), Code::ModelMismatch);
     // Step 1 (max_elems, too_large) before step 2.
-    assert_eq!(
-        refusal(&g, vec![t(1, 5, 1, &[0; 5])], vec![9]),
-        Code::TooLarge
-    );
+    assert_eq!(refusal(&g, vec![t(1, 5, 1, &[0; 5])], vec![9]), Code::TooLarge);
     // Step 2 before step 3: scalar 9 is outside [1, 3] and would not fit the input either.
-    assert_eq!(
-        refusal(&g, vec![t(1, 2, 1, &[0, 0])], vec![9]),
-        Code::FieldRange
-    );
+    assert_eq!(refusal(&g, vec![t(1, 2, 1, &[0, 0])], vec![9]), Code::FieldRange);
     // Step 3 (the crop does not fit) before step 4 (x's element 10 breaks its check).
-    assert_eq!(
-        refusal(&g, vec![t(1, 2, 1, &[10, 0])], vec![3]),
-        Code::GeometryMismatch
-    );
+    assert_eq!(refusal(&g, vec![t(1, 2, 1, &[10, 0])], vec![3]), Code::GeometryMismatch);
     // Step 4.
-    assert_eq!(
-        refusal(&g, vec![t(1, 2, 1, &[10, 0])], vec![2]),
-        Code::FieldRange
-    );
-    assert_eq!(
-        out1(&g, vec![t(1, 3, 1, &[7, 8, 9])], vec![2]).1,
-        vec![7, 8]
-    );
+    assert_eq!(refusal(&g, vec![t(1, 2, 1, &[10, 0])], vec![2]), Code::FieldRange);
+    assert_eq!(out1(&g, vec![t(1, 3, 1, &[7, 8, 9])], vec![2]).1, vec![7, 8]);
 }
 
 #[test]
@@ -135,10 +114,7 @@ fn inputs_are_checked_in_input_table_order() {
     b.output(y);
     let g = b.build();
     // x = 9 → 5; z = 4: 9.
-    assert_eq!(
-        out1(&g, vec![t(1, 1, 1, &[9]), t(1, 1, 1, &[4])], vec![]).1,
-        vec![9]
-    );
+    assert_eq!(out1(&g, vec![t(1, 1, 1, &[9]), t(1, 1, 1, &[4])], vec![]).1, vec![9]);
     assert_eq!(
         refusal(&g, vec![t(1, 1, 1, &[9]), t(1, 1, 1, &[6])], vec![]),
         Code::FieldRange

@@ -7,8 +7,8 @@ use wai_oracle::refusal::Code;
 use wai_oracle::whg1::build::{Builder, Geometry};
 use wai_oracle::whg1::load as load_bytes;
 use wai_oracle::whg1::{
-    Contraction, Conv, Crop, FillValue, Graph, Igdn, InputKind, Lut16, Op, Operand, PerChannel,
-    Placement, Policy, Rq, TensorRecord, write,
+    Contraction, Conv, Crop, FillValue, Graph, Igdn, InputKind, Lut16, Op, Operand, PerChannel, Placement, Policy, Rq,
+    TensorRecord, write,
 };
 
 /// input (2 channels, check) → relu → rescale(shift 1, pre bias) → output.
@@ -61,11 +61,7 @@ fn step1_header() {
     for (at, v) in [(4, 2u8), (5, 0u8)] {
         let mut bad = b.clone();
         bad[at] = v;
-        assert_eq!(
-            code(&bad),
-            Err(Code::ModelMismatch),
-            "version / operator set"
-        );
+        assert_eq!(code(&bad), Err(Code::ModelMismatch), "version / operator set");
     }
     assert_eq!(code(&b[..31]), Err(Code::ModelMismatch));
     assert_eq!(code(&[]), Err(Code::ModelMismatch));
@@ -125,14 +121,8 @@ fn step4_table_records() {
     assert_eq!(patch(inputs + 12, &[2]), Err(Code::ModelMismatch));
     assert_eq!(patch(inputs + 13, &[1]), Err(Code::ModelMismatch));
     assert_eq!(patch(inputs + 20, &[1]), Err(Code::ModelMismatch));
-    assert_eq!(
-        patch(inputs + 4, &1u32.to_le_bytes()),
-        Err(Code::ModelMismatch)
-    );
-    assert_eq!(
-        patch(inputs + 24, &5i64.to_le_bytes()),
-        Err(Code::ModelMismatch)
-    );
+    assert_eq!(patch(inputs + 4, &1u32.to_le_bytes()), Err(Code::ModelMismatch));
+    assert_eq!(patch(inputs + 24, &5i64.to_le_bytes()), Err(Code::ModelMismatch));
     assert_eq!(
         patch(inputs + 16, &1u32.to_le_bytes()),
         Err(Code::ModelMismatch),
@@ -140,25 +130,13 @@ fn step4_table_records() {
     );
     assert_eq!(patch(inputs, &9u32.to_le_bytes()), Err(Code::ModelMismatch));
     // Output record naming no tensor.
-    assert_eq!(
-        patch(outputs, &3u32.to_le_bytes()),
-        Err(Code::ModelMismatch)
-    );
+    assert_eq!(patch(outputs, &3u32.to_le_bytes()), Err(Code::ModelMismatch));
     // Tensor record: channels 0; policy 3; a reserved byte; derived with lo ≠ 0; lo > hi.
-    assert_eq!(
-        patch(tensors, &0u32.to_le_bytes()),
-        Err(Code::ModelMismatch)
-    );
+    assert_eq!(patch(tensors, &0u32.to_le_bytes()), Err(Code::ModelMismatch));
     assert_eq!(patch(tensors + 5, &[3]), Err(Code::ModelMismatch));
     assert_eq!(patch(tensors + 6, &[1]), Err(Code::ModelMismatch));
-    assert_eq!(
-        patch(tensors + 24 + 8, &1i64.to_le_bytes()),
-        Err(Code::ModelMismatch)
-    );
-    assert_eq!(
-        patch(tensors + 8, &200i64.to_le_bytes()),
-        Err(Code::ModelMismatch)
-    );
+    assert_eq!(patch(tensors + 24 + 8, &1i64.to_le_bytes()), Err(Code::ModelMismatch));
+    assert_eq!(patch(tensors + 8, &200i64.to_le_bytes()), Err(Code::ModelMismatch));
     // Scalar lo > hi.
     let mut b2 = Builder::new();
     b2.scalar(5, 4);
@@ -187,11 +165,7 @@ fn step5_operator_records() {
     };
     assert_eq!(patch(ops, &[0x00]), Err(Code::ModelMismatch), "opcode 0");
     assert_eq!(patch(ops, &[0x1F]), Err(Code::ModelMismatch), "opcode 0x1F");
-    assert_eq!(
-        patch(ops + 3, &[1]),
-        Err(Code::ModelMismatch),
-        "reserved operator byte"
-    );
+    assert_eq!(patch(ops + 3, &[1]), Err(Code::ModelMismatch), "reserved operator byte");
     assert_eq!(
         patch(ops + 8, &7u32.to_le_bytes()),
         Err(Code::ModelMismatch),
@@ -200,11 +174,7 @@ fn step5_operator_records() {
     // The rescale record begins after relu's 16 bytes; its RQ after 16 more.
     let rq = ops + 16 + 16;
     assert_eq!(patch(rq, &[3]), Err(Code::ModelMismatch), "round 3");
-    assert_eq!(
-        patch(rq + 1, &[3]),
-        Err(Code::ModelMismatch),
-        "bias placement 3"
-    );
+    assert_eq!(patch(rq + 1, &[3]), Err(Code::ModelMismatch), "bias placement 3");
     assert_eq!(patch(rq + 3, &[0]), Err(Code::ModelMismatch), "s_kind 0");
     assert_eq!(patch(rq + 5, &[2]), Err(Code::ModelMismatch), "b_bytes 2");
     assert_eq!(patch(rq + 6, &[1]), Err(Code::ModelMismatch), "RQ reserved");
@@ -212,10 +182,7 @@ fn step5_operator_records() {
     assert_eq!(patch(rq + 8, &[127]), Ok(()), "shift 127");
     // A parameter length one short or one long.
     let plen_at = ops + 16 + 12;
-    assert_eq!(
-        patch(plen_at, &24u32.to_le_bytes()),
-        Err(Code::ModelMismatch)
-    );
+    assert_eq!(patch(plen_at, &24u32.to_le_bytes()), Err(Code::ModelMismatch));
     // Arity: add with one input.
     let mut bad = g.clone();
     bad.nodes[0].op = Op::Add;
@@ -267,18 +234,9 @@ fn step5_parameter_ranges() {
         ("l2norm ε 0", one(Op::L2norm { eps: 0 }, 1, 1)),
         (
             "subpos order not a permutation",
-            one(
-                Op::SubposMerge {
-                    order: [0, 1, 2, 2],
-                },
-                1,
-                1,
-            ),
+            one(Op::SubposMerge { order: [0, 1, 2, 2] }, 1, 1),
         ),
-        (
-            "igdn gf 128",
-            one(Op::Igdn(Igdn::new(128, 0, vec![1], vec![0])), 1, 1),
-        ),
+        ("igdn gf 128", one(Op::Igdn(Igdn::new(128, 0, vec![1], vec![0])), 1, 1)),
         ("gram with a multiplier", {
             let mut b = Builder::new();
             let x = b.input_sized(1, any(), 1, 1);
@@ -392,14 +350,8 @@ fn step6_exponent_rules() {
     };
     assert!(load(&add(None, None, None)).is_ok());
     assert!(load(&add(Some(3), Some(3), Some(3))).is_ok());
-    assert_eq!(
-        load_refusal(&add(Some(3), None, Some(3))),
-        Code::ModelMismatch
-    );
-    assert_eq!(
-        load_refusal(&add(Some(3), Some(3), Some(4))),
-        Code::ModelMismatch
-    );
+    assert_eq!(load_refusal(&add(Some(3), None, Some(3))), Code::ModelMismatch);
+    assert_eq!(load_refusal(&add(Some(3), Some(3), Some(4))), Code::ModelMismatch);
     // Exponents are not constrained on other operators: relu from e = 5 to none.
     let mut b = Builder::new();
     let x = b.input(1, any());
@@ -480,8 +432,7 @@ fn no_byte_string_panics_the_reader() {
     let mut graphs = vec![small(), with_state(0, 1, 3)];
     let mut b = Builder::new();
     let x = b.input_sized(2, any(), 3, 3);
-    let rq =
-        Rq::new(Round::HalfEven, PerChannel::Each(vec![1, 2])).mult(PerChannel::Each(vec![3, -4]));
+    let rq = Rq::new(Round::HalfEven, PerChannel::Each(vec![1, 2])).mult(PerChannel::Each(vec![3, -4]));
     let geom = Geometry {
         k: (2, 2),
         s: (1, 1),
@@ -492,20 +443,8 @@ fn no_byte_string_panics_the_reader() {
         &[x],
         2,
     );
-    let s = b.op_n(
-        Op::SubposSplit {
-            order: [3, 2, 1, 0],
-        },
-        &[c],
-        &[2; 4],
-    );
-    let m = b.op(
-        Op::SubposMerge {
-            order: [3, 2, 1, 0],
-        },
-        &s,
-        2,
-    );
+    let s = b.op_n(Op::SubposSplit { order: [3, 2, 1, 0] }, &[c], &[2; 4]);
+    let m = b.op(Op::SubposMerge { order: [3, 2, 1, 0] }, &s, 2);
     b.output(m);
     graphs.push(b.build());
     for g in graphs {

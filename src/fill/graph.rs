@@ -81,9 +81,5 @@ fn decode_request(v: &Value, path: &str) -> Result<DecodeRequest, Fail> {
         Value::Array(inputs.iter().map(tensor_value).collect()),
         Value::Array(scalars.iter().map(|s| canon::int(s.clone())).collect()),
     );
-    Ok(DecodeRequest {
-        inputs,
-        scalars,
-        echo,
-    })
+    Ok(DecodeRequest { inputs, scalars, echo })
 }

@@ -19,8 +19,7 @@ pub fn join(path: &str, key: &str) -> String {
 }
 
 pub fn object<'a>(v: &'a Value, path: &str) -> Result<&'a Map<String, Value>, Fail> {
-    v.as_object()
-        .ok_or_else(|| format!("{}: not an object", display(path)))
+    v.as_object().ok_or_else(|| format!("{}: not an object", display(path)))
 }
 
 fn display(path: &str) -> &str {
@@ -36,8 +35,7 @@ pub fn only(o: &Map<String, Value>, allowed: &[&str], path: &str) -> Result<(), 
 }
 
 pub fn member<'a>(o: &'a Map<String, Value>, key: &str, path: &str) -> Result<&'a Value, Fail> {
-    o.get(key)
-        .ok_or_else(|| format!("{}: missing", join(path, key)))
+    o.get(key).ok_or_else(|| format!("{}: missing", join(path, key)))
 }
 
 pub fn string<'a>(v: &'a Value, path: &str) -> Result<&'a str, Fail> {

@@ -9,8 +9,7 @@ use std::io::{BufRead, Write};
 
 /// Fills one request line.
 pub fn fill_line(line: &str) -> Result<String, String> {
-    let value: serde_json::Value =
-        serde_json::from_str(line).map_err(|e| format!("not JSON: {e}"))?;
+    let value: serde_json::Value = serde_json::from_str(line).map_err(|e| format!("not JSON: {e}"))?;
     let filled = graph::fill(&value)?;
     canon::to_line(&filled).map_err(|e| e.to_string())
 }
@@ -18,11 +17,7 @@ pub fn fill_line(line: &str) -> Result<String, String> {
 /// Fills every line of `input` into `output`. A bad line is reported on
 /// `errors` as `line N: <what is wrong>` and skipped; the result is the number
 /// of bad lines.
-pub fn fill_stream(
-    input: impl BufRead,
-    mut output: impl Write,
-    mut errors: impl Write,
-) -> std::io::Result<usize> {
+pub fn fill_stream(input: impl BufRead, mut output: impl Write, mut errors: impl Write) -> std::io::Result<usize> {
     let mut bad = 0;
     for (n, line) in input.lines().enumerate() {
         let line = line?;

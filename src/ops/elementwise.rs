@@ -51,9 +51,7 @@ pub fn abs(x: &Tensor) -> Tensor {
 /// caller, reported, never indexed.
 pub fn lut16(p: &Lut16, x: &Tensor) -> Result<Tensor, String> {
     let entry = |v: &BigInt| -> Result<BigInt, String> {
-        let index = usize::try_from(v + 32768)
-            .ok()
-            .filter(|&i| i < p.table.len());
+        let index = usize::try_from(v + 32768).ok().filter(|&i| i < p.table.len());
         index
             .map(|i| BigInt::from(p.table[i]))
             .ok_or_else(|| format!("lut16 input {v} lies outside the table"))

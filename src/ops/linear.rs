@@ -42,8 +42,7 @@ pub fn conv(p: &Conv, x: &Tensor, out: Shape) -> Tensor {
 /// then `rq_o`. A position no tap reaches holds `rq_o(0)`.
 pub fn conv_transpose(p: &ConvTranspose, x: &Tensor, out: Shape) -> Tensor {
     let (cout, kh, kw) = (p.cout as usize, p.kh as usize, p.kw as usize);
-    let wt =
-        |ci: usize, o: usize, i: usize, j: usize| p.weights[((ci * cout + o) * kh + i) * kw + j];
+    let wt = |ci: usize, o: usize, i: usize, j: usize| p.weights[((ci * cout + o) * kh + i) * kw + j];
     // The input row (or column) tap `i` reads at output position `y`, if any.
     let source = |y: usize, pad: u32, i: usize, stride: u32, n: usize| -> Option<usize> {
         let t = (y as i128) + i128::from(pad) - (i as i128);

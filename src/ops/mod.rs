@@ -21,12 +21,7 @@ use num_bigint::BigInt;
 /// decode's scalar values (already within their ranges). An `Err` is a broken
 /// invariant of the caller (a graph the load checks should have refused), never
 /// a refusal.
-pub fn eval(
-    op: &Op,
-    ins: &[&Tensor],
-    outs: &[Shape],
-    scalars: &[BigInt],
-) -> Result<Vec<Tensor>, String> {
+pub fn eval(op: &Op, ins: &[&Tensor], outs: &[Shape], scalars: &[BigInt]) -> Result<Vec<Tensor>, String> {
     let x = ins[0];
     let out = outs[0];
     let scalar = |k: u32| &scalars[k as usize];
@@ -36,8 +31,7 @@ pub fn eval(
         Op::ConvTranspose(p) => one(linear::conv_transpose(p, x, out)),
         Op::Rescale(p) => one(requant::rescale(p, x)),
         Op::Chscale(p) => {
-            let r = usize::try_from(scalar(p.scalar))
-                .map_err(|_| "chscale's row is not a row index")?;
+            let r = usize::try_from(scalar(p.scalar)).map_err(|_| "chscale's row is not a row index")?;
             one(requant::chscale(p, x, r))
         }
         Op::Mul(p) => one(requant::mul(p, x, ins[1])),
@@ -66,9 +60,7 @@ pub fn eval(
             // The plan has checked that the operands fit the input.
             let value = |o: Operand| match o {
                 Operand::Const(v) => Ok(v as usize),
-                Operand::Scalar(k) => {
-                    usize::try_from(scalar(k)).map_err(|_| "a crop start is not an index")
-                }
+                Operand::Scalar(k) => usize::try_from(scalar(k)).map_err(|_| "a crop start is not an index"),
             };
             one(movement::crop(x, value(c.y0)?, value(c.x0)?, out))
         }

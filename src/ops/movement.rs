@@ -22,8 +22,7 @@ pub fn split(x: &Tensor, start: usize, out: Shape) -> Tensor {
 /// `out[c][h·r + i][w·r + j] = in[c·r² + i·r + j][h][w]`.
 pub fn pixel_shuffle(x: &Tensor, r: usize, out: Shape) -> Tensor {
     Tensor::from_fn(out, |c, y, xo| {
-        x.at(c * r * r + (y % r) * r + xo % r, y / r, xo / r)
-            .clone()
+        x.at(c * r * r + (y % r) * r + xo % r, y / r, xo / r).clone()
     })
 }
 
@@ -37,9 +36,7 @@ pub fn pixel_unshuffle(x: &Tensor, r: usize, out: Shape) -> Tensor {
 
 /// `out[c][y][x] = in[c][min(y, H−1)][min(x, W−1)]`.
 pub fn pad_rep(x: &Tensor, out: Shape) -> Tensor {
-    Tensor::from_fn(out, |c, y, xo| {
-        x.at(c, y.min(x.h() - 1), xo.min(x.w() - 1)).clone()
-    })
+    Tensor::from_fn(out, |c, y, xo| x.at(c, y.min(x.h() - 1), xo.min(x.w() - 1)).clone())
 }
 
 /// `crop_to` and `crop`: `out[c][y][x] = in[c][y0 + y][x0 + x]` (`crop_to` at `(0, 0)`).

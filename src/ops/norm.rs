@@ -58,9 +58,7 @@ pub fn l2norm(eps: u64, x: &Tensor) -> Tensor {
             rsqrt_q16(&(t + eps)) // l2.k
         })
         .collect();
-    Tensor::from_fn(x.shape, |c, y, xo| {
-        floor_div(&(x.at(c, y, xo) * &k[c]), &pow2(16))
-    })
+    Tensor::from_fn(x.shape, |c, y, xo| floor_div(&(x.at(c, y, xo) * &k[c]), &pow2(16)))
 }
 
 /// Along `W`, for each `(c, y)`: `e_x = exp_neg_q16(v_x − max)`, `Σ = Σ_x e_x`,

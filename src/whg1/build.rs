@@ -69,15 +69,7 @@ impl Builder {
     }
 
     /// A state input fed by output `src`; returns its tensor.
-    pub fn state(
-        &mut self,
-        channels: u32,
-        policy: Policy,
-        src: u32,
-        init: i64,
-        max_h: u32,
-        max_w: u32,
-    ) -> u32 {
+    pub fn state(&mut self, channels: u32, policy: Policy, src: u32, init: i64, max_h: u32, max_w: u32) -> u32 {
         let tensor = self.tensor(channels, policy);
         self.graph.inputs.push(Input {
             tensor,
@@ -96,10 +88,7 @@ impl Builder {
 
     /// An operator with one output per entry of `channels`.
     pub fn op_n(&mut self, op: Op, inputs: &[u32], channels: &[u32]) -> Vec<u32> {
-        let outputs: Vec<u32> = channels
-            .iter()
-            .map(|&c| self.tensor(c, Policy::Derived))
-            .collect();
+        let outputs: Vec<u32> = channels.iter().map(|&c| self.tensor(c, Policy::Derived)).collect();
         self.graph.nodes.push(Node {
             inputs: inputs.to_vec(),
             outputs: outputs.clone(),

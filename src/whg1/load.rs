@@ -29,10 +29,7 @@ pub fn step6_graph_rules(g: &Graph) -> Result<(), Refusal> {
     for (i, inp) in g.inputs.iter().enumerate() {
         let slot = &mut producer[inp.tensor as usize];
         if slot.is_some() {
-            return model_mismatch(format!(
-                "tensor {} is input {i} and something else",
-                inp.tensor
-            ));
+            return model_mismatch(format!("tensor {} is input {i} and something else", inp.tensor));
         }
         *slot = Some(Producer::Input);
     }
@@ -40,9 +37,7 @@ pub fn step6_graph_rules(g: &Graph) -> Result<(), Refusal> {
         // An operator reads only graph inputs and the outputs of earlier operators.
         for &t in &node.inputs {
             if producer[t as usize].is_none() {
-                return model_mismatch(format!(
-                    "operator {index} reads tensor {t} before it is produced"
-                ));
+                return model_mismatch(format!("operator {index} reads tensor {t} before it is produced"));
             }
         }
         for &t in &node.outputs {
@@ -59,9 +54,7 @@ pub fn step6_graph_rules(g: &Graph) -> Result<(), Refusal> {
         }
     }
     if let Some(t) = producer.iter().position(Option::is_none) {
-        return model_mismatch(format!(
-            "tensor {t} is neither a graph input nor an operator's output"
-        ));
+        return model_mismatch(format!("tensor {t} is neither a graph input nor an operator's output"));
     }
     // Every graph output is defined: every tensor is, by the rule above.
     for (i, inp) in g.inputs.iter().enumerate() {
@@ -77,8 +70,7 @@ pub fn step6_graph_rules(g: &Graph) -> Result<(), Refusal> {
         }
     }
     for (index, node) in g.nodes.iter().enumerate() {
-        exponent_rules(g, node)
-            .map_err(|why| mm(format!("operator {index} ({}): {why}", node.op.name())))?;
+        exponent_rules(g, node).map_err(|why| mm(format!("operator {index} ({}): {why}", node.op.name())))?;
     }
     Ok(())
 }
@@ -100,15 +92,11 @@ fn state_rules(g: &Graph, i: usize, t: &TensorRecord, src: u32, init: i64) -> Re
         return model_mismatch(format!("state input {i}: src {src} is not an output"));
     };
     if g.tensors[out as usize].channels != t.channels {
-        return model_mismatch(format!(
-            "state input {i}: output {src} has another channel count"
-        ));
+        return model_mismatch(format!("state input {i}: output {src} has another channel count"));
     }
     match t.policy.range() {
         Some((lo, hi)) if (lo..=hi).contains(&init) => Ok(()),
-        _ => model_mismatch(format!(
-            "state input {i}: init {init} is outside its declared range"
-        )),
+        _ => model_mismatch(format!("state input {i}: init {init} is outside its declared range")),
     }
 }
 
@@ -117,18 +105,17 @@ fn exponent_rules(g: &Graph, node: &Node) -> Result<(), String> {
     let exp = |t: u32| g.tensors[t as usize].exponent;
     let all_or_none_equal = |ts: &mut dyn Iterator<Item = u32>| {
         let es: Vec<Option<i8>> = ts.map(exp).collect();
-        es.iter().all(Option::is_none)
-            || (es.iter().all(Option::is_some) && es.windows(2).all(|w| w[0] == w[1]))
+        es.iter().all(Option::is_none) || (es.iter().all(Option::is_some) && es.windows(2).all(|w| w[0] == w[1]))
     };
     match &node.op {
         Op::Add | Op::Concat | Op::ChunkAdd
-            if !all_or_none_equal(&mut node.inputs.iter().chain(&node.outputs).copied()) => {
-                return Err("its tensors' exponents are neither all absent nor all equal".into());
-            }
-        Op::Lut16(l)
-            if (l.e_in != exp(node.inputs[0]) || l.e_out != exp(node.outputs[0])) => {
-                return Err("e_in or e_out differs from its tensor's exponent".into());
-            }
+            if !all_or_none_equal(&mut node.inputs.iter().chain(&node.outputs).copied()) =>
+        {
+            return Err("its tensors' exponents are neither all absent nor all equal".into());
+        }
+        Op::Lut16(l) if (l.e_in != exp(node.inputs[0]) || l.e_out != exp(node.outputs[0])) => {
+            return Err("e_in or e_out differs from its tensor's exponent".into());
+        }
         _ => {}
     }
     Ok(())
@@ -146,10 +133,7 @@ pub fn step7_plan(g: &Graph) -> Result<(), Refusal> {
             .iter()
             .find(|n| matches!(n.op, Op::Gram(_) | Op::L2norm { .. } | Op::Softmax))
     {
-        return model_mismatch(format!(
-            "a {} needs the inputs to declare their sizes",
-            node.op.name()
-        ));
+        return model_mismatch(format!("a {} needs the inputs to declare their sizes", node.op.name()));
     }
     if declared {
         plan::shapes(g, &declared_shapes(g)?, Stage::Load)?;

@@ -17,11 +17,7 @@ struct Cursor<'a> {
 
 impl<'a> Cursor<'a> {
     fn new(bytes: &'a [u8], what: &'static str) -> Cursor<'a> {
-        Cursor {
-            bytes,
-            pos: 0,
-            what,
-        }
+        Cursor { bytes, pos: 0, what }
     }
 
     fn remaining(&self) -> usize {
@@ -98,11 +94,7 @@ impl<'a> Cursor<'a> {
 
     fn end(&self) -> Result<(), Refusal> {
         if self.remaining() != 0 {
-            return model_mismatch(format!(
-                "{} has {} bytes past its end",
-                self.what,
-                self.remaining()
-            ));
+            return model_mismatch(format!("{} has {} bytes past its end", self.what, self.remaining()));
         }
         Ok(())
     }
@@ -154,9 +146,7 @@ fn step1_header(bytes: &[u8]) -> Result<Header, Refusal> {
         .or_else(|_| model_mismatch("the file is shorter than its 32-byte header"))?;
     let mut cur = Cursor::new(head, "the header");
     check(cur.u8()? == 1, || "the version is not 1".into())?;
-    check(cur.u8()? == 1, || {
-        "the operator set is not 1 (wai-ops/1)".into()
-    })?;
+    check(cur.u8()? == 1, || "the operator set is not 1 (wai-ops/1)".into())?;
     cur.u16()?;
     let n_tensors = cur.u32()?;
     let n_ops = cur.u32()?;
@@ -227,9 +217,7 @@ fn step4_tables(h: &Header, cur: &mut Cursor) -> Result<Tables, Refusal> {
     let mut outputs = Vec::with_capacity(usize::from(h.n_outputs));
     for i in 0..h.n_outputs {
         let t = cur.u32()?;
-        check(t < h.n_tensors, || {
-            format!("output {i}: tensor {t} does not exist")
-        })?;
+        check(t < h.n_tensors, || format!("output {i}: tensor {t} does not exist"))?;
         outputs.push(t);
     }
     let mut tensors = Vec::with_capacity(h.n_tensors as usize);
@@ -295,11 +283,7 @@ fn tensor_record(i: u32, cur: &mut Cursor) -> Result<TensorRecord, Refusal> {
         }
         p => return model_mismatch(format!("tensor {i}: policy {p} is not 0, 1 or 2")),
     };
-    let exponent = if exponent == -128 {
-        None
-    } else {
-        Some(exponent)
-    };
+    let exponent = if exponent == -128 { None } else { Some(exponent) };
     Ok(TensorRecord {
         channels,
         exponent,
@@ -319,8 +303,7 @@ fn step5_operators(
         let code = cur.u8()?;
         let (n_in, n_out) = (cur.u8()?, cur.u8()?);
         cur.zero(1, "operator byte")?;
-        let name = name_of(code)
-            .ok_or_else(|| mm(format!("operator {index}: opcode {code:#04x} is unknown")))?;
+        let name = name_of(code).ok_or_else(|| mm(format!("operator {index}: opcode {code:#04x} is unknown")))?;
         let (a_in, a_out) = arity(code);
         check(a_in.admits(n_in) && a_out.admits(n_out), || {
             format!("operator {index} ({name}): {n_in} inputs and {n_out} outputs is not its arity")
@@ -350,11 +333,7 @@ fn step5_operators(
         let op = params(code, &ctx, &mut p)
             .and_then(|op| p.end().map(|_| op))
             .map_err(|r| mm(format!("operator {index} ({name}): {}", r.why)))?;
-        nodes.push(Node {
-            inputs,
-            outputs,
-            op,
-        });
+        nodes.push(Node { inputs, outputs, op });
     }
     cur.end()?;
     Ok(nodes)
@@ -456,8 +435,7 @@ fn params(code: u8, ctx: &ParamContext, p: &mut Cursor) -> Result<Op, Refusal> {
             match kind {
                 0 => Op::Fill(FillValue::Const(value)),
                 1 => {
-                    let k = u64::try_from(value)
-                        .map_err(|_| mm("fill's scalar index is negative".into()))?;
+                    let k = u64::try_from(value).map_err(|_| mm("fill's scalar index is negative".into()))?;
                     ctx.scalar(k)?;
                     Op::Fill(FillValue::Scalar(k as u32))
                 }
@@ -480,11 +458,7 @@ fn params(code: u8, ctx: &ParamContext, p: &mut Cursor) -> Result<Op, Refusal> {
                 || "a contraction's RQ has a multiplier, a bias or one shift per channel".into(),
             )?;
             let c = Contraction { groups, rq };
-            if code == 0x1D {
-                Op::Gram(c)
-            } else {
-                Op::Apply(c)
-            }
+            if code == 0x1D { Op::Gram(c) } else { Op::Apply(c) }
         }
         _ => return model_mismatch(format!("opcode {code:#04x} is unknown")),
     })
@@ -506,11 +480,7 @@ fn width(v: u8, allowed: &[Width], field: &str) -> Result<Width, Refusal> {
     Ok(v)
 }
 
-fn per_channel<T>(
-    kind: u8,
-    c: u32,
-    mut read: impl FnMut() -> Result<T, Refusal>,
-) -> Result<PerChannel<T>, Refusal> {
+fn per_channel<T>(kind: u8, c: u32, mut read: impl FnMut() -> Result<T, Refusal>) -> Result<PerChannel<T>, Refusal> {
     Ok(match kind {
         1 => PerChannel::One(read()?),
         _ => PerChannel::Each((0..c).map(|_| read()).collect::<Result<_, _>>()?),
@@ -523,9 +493,7 @@ fn rq(p: &mut Cursor, c: u32) -> Result<Rq, Refusal> {
     let (bias, m_kind, s_kind, m_bytes, b_bytes) = (p.u8()?, p.u8()?, p.u8()?, p.u8()?, p.u8()?);
     p.zero(2, "RQ u16")?;
     check(bias <= 2, || format!("RQ bias {bias} is not 0, 1 or 2"))?;
-    check(m_kind <= 2, || {
-        format!("RQ m_kind {m_kind} is not 0, 1 or 2")
-    })?;
+    check(m_kind <= 2, || format!("RQ m_kind {m_kind} is not 0, 1 or 2"))?;
     check((1..=2).contains(&s_kind), || {
         format!("RQ s_kind {s_kind} is not 1 or 2")
     })?;
@@ -571,11 +539,7 @@ fn rq(p: &mut Cursor, c: u32) -> Result<Rq, Refusal> {
         0 => None,
         b => {
             let bytes = width(b_bytes, &[4, 8], "RQ b_bytes")?;
-            let placement = if b == 1 {
-                Placement::Pre
-            } else {
-                Placement::Post
-            };
+            let placement = if b == 1 { Placement::Pre } else { Placement::Post };
             Some(Bias {
                 placement,
                 bytes,
@@ -636,10 +600,9 @@ fn conv(ctx: &ParamContext, p: &mut Cursor) -> Result<Conv, Refusal> {
 
 fn conv_transpose(ctx: &ParamContext, p: &mut Cursor) -> Result<ConvTranspose, Refusal> {
     let [cout, kh, kw, sh, sw, ph, pw, oph, opw] = u32s(p)?;
-    check(
-        cout >= 1 && kh >= 1 && kw >= 1 && sh >= 1 && sw >= 1,
-        || "conv_transpose cout, kh, kw, sh and sw are each at least 1".into(),
-    )?;
+    check(cout >= 1 && kh >= 1 && kw >= 1 && sh >= 1 && sw >= 1, || {
+        "conv_transpose cout, kh, kw, sh and sw are each at least 1".into()
+    })?;
     let w_bytes = w_bytes(p)?;
     let rq = rq(p, cout)?;
     let count = u128::from(ctx.c) * u128::from(cout) * u128::from(kh) * u128::from(kw);
@@ -666,9 +629,7 @@ fn chscale(ctx: &ParamContext, p: &mut Cursor) -> Result<Chscale, Refusal> {
     let m_bytes = width(p.u8()?, &[4, 8], "chscale m_bytes")?;
     let shift = p.u8()?;
     p.zero(1, "chscale byte")?;
-    check(shift <= 127, || {
-        format!("chscale shift {shift} is above 127")
-    })?;
+    check(shift <= 127, || format!("chscale shift {shift} is above 127"))?;
     let range = ctx.scalar(u64::from(scalar))?;
     // §5.4: the scalar's declared range lies within [0, n_rows − 1].
     check(range.lo >= 0 && range.hi < i64::from(n_rows), || {
@@ -707,9 +668,7 @@ fn operand(ctx: &ParamContext, p: &mut Cursor) -> Result<Operand, Refusal> {
             ctx.scalar(u64::from(v))?;
             Ok(Operand::Scalar(v))
         }
-        k => model_mismatch(format!(
-            "crop operand kind {k} is neither constant nor scalar"
-        )),
+        k => model_mismatch(format!("crop operand kind {k} is neither constant nor scalar")),
     }
 }
 

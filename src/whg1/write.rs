@@ -153,14 +153,7 @@ impl Writer {
                     self.bytes(&v.to_le_bytes());
                 }
             }
-            Op::Add
-            | Op::Concat
-            | Op::ChunkAdd
-            | Op::Relu
-            | Op::Abs
-            | Op::CropTo
-            | Op::Softmax
-            | Op::Sigmoid => {}
+            Op::Add | Op::Concat | Op::ChunkAdd | Op::Relu | Op::Abs | Op::CropTo | Op::Softmax | Op::Sigmoid => {}
             Op::Split { start, count } => {
                 self.u32(*start);
                 self.u32(*count);

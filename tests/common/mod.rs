@@ -30,11 +30,7 @@ pub fn any() -> Policy {
 
 /// A tensor `[c, h, w]` from its elements in CHW order.
 pub fn t(c: u64, h: u64, w: u64, data: &[i64]) -> Tensor {
-    assert_eq!(
-        data.len() as u64,
-        c * h * w,
-        "test tensor has the wrong element count"
-    );
+    assert_eq!(data.len() as u64, c * h * w, "test tensor has the wrong element count");
     Tensor {
         shape: Shape::new(c, h, w),
         data: data.iter().map(|&v| BigInt::from(v)).collect(),
