@@ -5,6 +5,7 @@
 //! `whg1` (§10), `plan` (§3–§5 shapes and caps), `ops` (§5), `run` (§4, §10.3),
 //! `fill` (the protocol every suite runs through).
 
+pub mod bounds;
 pub mod canon;
 pub mod fill;
 pub mod num;

@@ -2,9 +2,11 @@
 
 use clap::{Parser, Subcommand};
 use std::fs::File;
-use std::io::{self, BufReader, BufWriter};
-use std::path::PathBuf;
+use std::io::{self, BufReader, BufWriter, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use wai_oracle::bounds::{Certified, admissible::admissible, certificate, profile::Profile};
+use wai_oracle::whg1;
 
 #[derive(Parser)]
 #[command(name = "wai-oracle", about = "The wai-ops/1 conformance oracle", version)]
@@ -24,25 +26,52 @@ enum Command {
         #[arg(long = "out")]
         output: Option<PathBuf>,
     },
+    /// Write the bounds certificate (§8.5) of WHG1 graphs, in the order given, to stdout.
+    Certify {
+        /// The capability the set is certified for (null when absent).
+        #[arg(long)]
+        capability: Option<String>,
+        /// The §13 lowering identifier.
+        #[arg(long, default_value = "whg1")]
+        lowering: String,
+        /// The digest a pin over the set carries (null when absent).
+        #[arg(long = "set-sha256")]
+        set_sha256: Option<String>,
+        /// The graphs; each one's role is its file's stem.
+        #[arg(required = true)]
+        graphs: Vec<PathBuf>,
+    },
+    /// Print the admissible range (§8.4) of one tensor of a graph for a profile.
+    Admissible {
+        #[arg(long)]
+        profile: String,
+        #[arg(long)]
+        tensor: u32,
+        graph: PathBuf,
+    },
 }
 
 fn main() -> ExitCode {
-    match Cli::parse().command {
-        Command::Fill { input, output } => match fill(input, output) {
-            Ok(0) => ExitCode::SUCCESS,
-            Ok(bad) => {
-                eprintln!("wai-oracle fill: {bad} bad lines");
-                ExitCode::FAILURE
-            }
-            Err(e) => {
-                eprintln!("wai-oracle fill: {e}");
-                ExitCode::FAILURE
-            }
-        },
+    let result = match Cli::parse().command {
+        Command::Fill { input, output } => fill(input, output),
+        Command::Certify {
+            capability,
+            lowering,
+            set_sha256,
+            graphs,
+        } => certify(capability, lowering, set_sha256, &graphs),
+        Command::Admissible { profile, tensor, graph } => admissible_range(&profile, tensor, &graph),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("wai-oracle: {e}");
+            ExitCode::FAILURE
+        }
     }
 }
 
-fn fill(input: Option<PathBuf>, output: Option<PathBuf>) -> Result<usize, String> {
+fn fill(input: Option<PathBuf>, output: Option<PathBuf>) -> Result<(), String> {
     let reader: Box<dyn io::BufRead> = match &input {
         Some(p) => Box::new(BufReader::new(
             File::open(p).map_err(|e| format!("{}: {e}", p.display()))?,
@@ -55,5 +84,77 @@ fn fill(input: Option<PathBuf>, output: Option<PathBuf>) -> Result<usize, String
         )),
         None => Box::new(BufWriter::new(io::stdout().lock())),
     };
-    wai_oracle::fill::fill_stream(reader, writer, io::stderr().lock()).map_err(|e| e.to_string())
+    match wai_oracle::fill::fill_stream(reader, writer, io::stderr().lock()).map_err(|e| e.to_string())? {
+        0 => Ok(()),
+        bad => Err(format!("fill: {bad} bad lines")),
+    }
+}
+
+/// Reads a graph file and makes load steps 1–7 and the bounds pass.
+fn certified(path: &Path) -> Result<Certified, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let name = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or_default()
+        .to_string();
+    let loaded = whg1::load(&bytes).map_err(|r| format!("{}: refused at load: {r}", path.display()))?;
+    Certified::new(&name, bytes, loaded.graph)
+        .map_err(|r| format!("{}: refused by the bounds pass: {r}", path.display()))
+}
+
+fn printable(what: &str, s: &str) -> Result<(), String> {
+    if s.bytes().all(|b| (0x20..=0x7e).contains(&b)) {
+        Ok(())
+    } else {
+        Err(format!(
+            "{what} {s:?} holds a character outside printable ASCII and cannot be certified"
+        ))
+    }
+}
+
+fn certify(
+    capability: Option<String>,
+    lowering: String,
+    set_sha256: Option<String>,
+    paths: &[PathBuf],
+) -> Result<(), String> {
+    if let Some(d) = &set_sha256
+        && !(d.len() == 64 && d.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
+    {
+        return Err(format!("--set-sha256 {d:?} is not 64 lowercase hexadecimal digits"));
+    }
+    let graphs = paths.iter().map(|p| certified(p)).collect::<Result<Vec<_>, _>>()?;
+    for g in &graphs {
+        printable("the role", &g.name)?;
+    }
+    if let Some(c) = &capability {
+        printable("the capability", c)?;
+    }
+    printable("the lowering", &lowering)?;
+    let header = certificate::Header {
+        capability,
+        lowering,
+        set_sha256,
+    };
+    io::stdout()
+        .lock()
+        .write_all(&certificate::bytes(&graphs, &header))
+        .map_err(|e| e.to_string())
+}
+
+fn admissible_range(profile: &str, tensor: u32, path: &Path) -> Result<(), String> {
+    let profile = Profile::parse(profile).ok_or_else(|| format!("--profile {profile:?} is neither acc32 nor acc64"))?;
+    let c = certified(path)?;
+    if tensor as usize >= c.graph.tensors.len() {
+        return Err(format!("{}: tensor {tensor} does not exist", path.display()));
+    }
+    match admissible(&c.graph, &c.pass, tensor, profile) {
+        Some((lo, hi)) => println!("[{lo}, {hi}]"),
+        None => println!(
+            "none: no value of tensor {tensor} lets its consumers meet {}",
+            profile.name()
+        ),
+    }
+    Ok(())
 }

@@ -41,7 +41,7 @@ fn a_request_is_filled_canonically() {
             r#"{{"decodes":[{{"expect":{{"outputs":[{{"data":["0","3"],"shape":["1","1","2"]}}]}},"#,
             r#""inputs":[{{"data":["-2","4"],"shape":["1","1","2"]}}],"scalars":[]}},"#,
             r#"{{"expect":{{"refuse":"field_range"}},"inputs":[{{"data":["6"],"shape":["1","1","1"]}}],"scalars":[]}}],"#,
-            r#""graph":"{}","id":"relu-1","load":"ok"}}"#,
+            r#""graph":"{}","id":"relu-1","load":"ok","profiles":["acc32","acc64"]}}"#,
             "\n"
         ),
         relu_hex()
@@ -58,6 +58,7 @@ fn a_refused_load_has_no_decodes() {
     let line = request(&hex::encode(bytes), json!([{ "inputs": [], "scalars": [] }]));
     let filled: Value = serde_json::from_str(&fill_line(&line).unwrap()).unwrap();
     assert_eq!(filled["load"], json!("model_mismatch"));
+    assert_eq!(filled["profiles"], json!(["acc32", "acc64"]));
     assert_eq!(filled["decodes"], json!([]));
 }
 
@@ -139,7 +140,11 @@ fn the_binary_fills_stdin_and_exits_non_zero_on_a_bad_line() {
     let good = request(&relu_hex(), json!([]));
     let ok = run(&format!("{good}\n"));
     assert!(ok.status.success());
-    assert!(String::from_utf8(ok.stdout).unwrap().ends_with("\"load\":\"ok\"}\n"));
+    assert!(
+        String::from_utf8(ok.stdout)
+            .unwrap()
+            .ends_with("\"load\":\"ok\",\"profiles\":[\"acc32\",\"acc64\"]}\n")
+    );
     let bad = run(&format!("{good}\n{{\n"));
     assert!(!bad.status.success());
     assert!(String::from_utf8(bad.stderr).unwrap().contains("line 2: not JSON"));

@@ -2,6 +2,7 @@
 //! decode's `expect`, from the graph bytes and the decodes' inputs.
 
 use super::json::*;
+use crate::bounds::{self, profile::Profile};
 use crate::canon;
 use crate::refusal::Refusal;
 use crate::run::{Sequence, Stop};
@@ -21,7 +22,7 @@ struct DecodeRequest {
     echo: (Value, Value),
 }
 
-/// Fills one graph vector.
+/// Fills one graph vector: load steps 1–8 (step 8 against `acc64`), then the decodes.
 pub fn fill(v: &Value) -> Result<Value, Fail> {
     let o = object(v, "")?;
     only(o, &["decodes", "graph", "id", "load", "profiles"], "")?;
@@ -37,14 +38,21 @@ pub fn fill(v: &Value) -> Result<Value, Fail> {
     let mut out = Map::new();
     out.insert("graph".into(), graph_value.clone());
     out.insert("id".into(), Value::String(id.to_string()));
-    match whg1::load(&bytes) {
+    let loaded = whg1::load(&bytes).and_then(|l| bounds::step8(id, &bytes, &l.graph, Profile::Acc64).map(|c| (l, c)));
+    match loaded {
         Err(refusal) => {
-            // A refused load has no decodes.
+            // A refused load has no decodes, and both profiles must reproduce it.
             out.insert("load".into(), code(&refusal));
+            out.insert("profiles".into(), json!(["acc32", "acc64"]));
             out.insert("decodes".into(), json!([]));
         }
-        Ok(loaded) => {
+        Ok((loaded, certified)) => {
             out.insert("load".into(), json!("ok"));
+            let met = bounds::profiles_met(std::slice::from_ref(&certified));
+            out.insert(
+                "profiles".into(),
+                json!(met.iter().map(|p| p.name()).collect::<Vec<_>>()),
+            );
             let mut sequence = Sequence::new(&loaded);
             let mut filled = Vec::new();
             for (i, d) in decodes.into_iter().enumerate() {

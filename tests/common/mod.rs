@@ -113,3 +113,63 @@ pub fn refusal(g: &Graph, inputs: Vec<Tensor>, scalars: Vec<i64>) -> Code {
 pub fn shape(c: u64, h: u64, w: u64) -> Shape {
     Shape::new(c, h, w)
 }
+
+// ---------------------------------------------------------------------------
+// The bounds pass (§8) and the certificate. `load` above makes steps 1–7 only, so
+// the operator tests exercise the interpreter on any graph that plans; these
+// helpers add step 8's pass.
+
+use wai_oracle::bounds::interval::Interval;
+use wai_oracle::bounds::profile::Profile;
+use wai_oracle::bounds::{self, Certified};
+
+/// Steps 1–7, then the bounds pass (the refusals of step 8's first half).
+pub fn certify(g: &Graph) -> Result<Certified, Code> {
+    let loaded = load(g)?;
+    Certified::new("g", whg1::write(g), loaded.graph).map_err(|r| r.code)
+}
+
+/// The certified graph; panics if the pass refuses it.
+pub fn certified(g: &Graph) -> Certified {
+    certify(g).unwrap_or_else(|c| panic!("refused: {c}"))
+}
+
+/// `[lo, hi]` from anything that converts to a big integer.
+pub fn iv(lo: impl Into<BigInt>, hi: impl Into<BigInt>) -> Interval {
+    Interval::new(lo, hi)
+}
+
+/// The interval node `index` records under `key`; panics if it records none.
+pub fn intermediate(c: &Certified, index: usize, key: &str) -> Interval {
+    c.pass.nodes[index]
+        .intermediates
+        .iter()
+        .find(|(k, _)| *k == key)
+        .map(|(_, i)| i.clone())
+        .unwrap_or_else(|| panic!("node {index} records no {key}"))
+}
+
+/// Node `index`'s producer result for output `k`.
+pub fn result(c: &Certified, index: usize, k: usize) -> Interval {
+    c.pass.nodes[index].results[k].clone()
+}
+
+/// The interval of tensor `t` after its policy.
+pub fn tensor_interval(c: &Certified, t: u32) -> Interval {
+    c.pass.tensors[t as usize].clone()
+}
+
+/// Whether node `index` is saturated (§8.1).
+pub fn saturated(c: &Certified, index: usize) -> bool {
+    c.pass.nodes[index].saturated
+}
+
+/// The profiles the graph's verdict meets.
+pub fn met(c: &Certified) -> Vec<Profile> {
+    bounds::profiles_met(std::slice::from_ref(c))
+}
+
+/// `2^k` as a big integer.
+pub fn p2(k: u32) -> BigInt {
+    BigInt::from(1) << k
+}
