@@ -45,6 +45,47 @@ pub fn to_line(value: &Value) -> Result<String, CanonError> {
     Ok(out)
 }
 
+/// A readable rendering for review (snapshots, diffs): the canonical member order and
+/// values, indented two spaces per level, one member or element per line. Never committed
+/// as a vector.
+pub fn to_pretty(value: &Value) -> Result<String, CanonError> {
+    let mut out = String::new();
+    write_pretty(value, 0, &mut out)?;
+    Ok(out)
+}
+
+fn write_pretty(value: &Value, depth: usize, out: &mut String) -> Result<(), CanonError> {
+    let indent = |n: usize, out: &mut String| out.extend(std::iter::repeat_n("  ", n));
+    match value {
+        Value::Array(items) if !items.is_empty() => {
+            out.push_str("[\n");
+            for (i, item) in items.iter().enumerate() {
+                indent(depth + 1, out);
+                write_pretty(item, depth + 1, out)?;
+                out.push_str(if i + 1 < items.len() { ",\n" } else { "\n" });
+            }
+            indent(depth, out);
+            out.push(']');
+        }
+        Value::Object(members) if !members.is_empty() => {
+            let mut keys: Vec<&String> = members.keys().collect();
+            keys.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+            out.push_str("{\n");
+            for (i, key) in keys.iter().enumerate() {
+                indent(depth + 1, out);
+                write_string(key, out)?;
+                out.push_str(": ");
+                write_pretty(&members[*key], depth + 1, out)?;
+                out.push_str(if i + 1 < keys.len() { ",\n" } else { "\n" });
+            }
+            indent(depth, out);
+            out.push('}');
+        }
+        other => write_value(other, out)?,
+    }
+    Ok(())
+}
+
 fn write_value(value: &Value, out: &mut String) -> Result<(), CanonError> {
     match value {
         Value::Null => out.push_str("null"),
