@@ -51,7 +51,7 @@ impl Stage<'_> {
 fn formed(size: Option<u64>, what: &str) -> Result<u64, Refusal> {
     match size {
         Some(v) if v <= CAP => Ok(v),
-        _ => too_large(format!("{what} passes 2^26")),
+        _ => too_large::<u64>(format!("{what} passes 2^26")).map_err(|r| r.within("size")),
     }
 }
 
@@ -203,16 +203,17 @@ pub fn shapes(graph: &Graph, input_shapes: &[Shape], stage: Stage) -> Result<Vec
             .map(|&t| u64::from(graph.tensors[t as usize].channels))
             .collect();
         let outs = node_shapes(graph, &node.op, &ins, &out_c, stage).map_err(|r| Refusal {
-            code: r.code,
             why: format!("operator {index} ({}): {}", node.op.name(), r.why),
+            ..r
         })?;
         for (k, (&t, shape)) in node.outputs.iter().zip(&outs).enumerate() {
             if shape.elems().is_none_or(|e| e > u64::from(graph.max_elems)) {
-                return too_large(format!(
+                let why = format!(
                     "operator {index} ({}): output {k} {shape:?} passes max_elems {}",
                     node.op.name(),
                     graph.max_elems
-                ));
+                );
+                return Err(Refusal::new(Code::TooLarge, why).within("max_elems"));
             }
             planned[t as usize] = Some(*shape);
         }

@@ -48,23 +48,43 @@ impl fmt::Display for Code {
     }
 }
 
-/// A refusal: the code, and a sentence saying which rule broke (never part of
-/// any committed byte: only the code is observable).
+/// A refusal: the code, where it arose (`load.5`, `run.3.shape`, …) and a sentence
+/// saying which rule broke. Only the code is observable; `at` and `why` are for people
+/// and for the coverage tool, never part of a committed byte.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Refusal {
     pub code: Code,
+    pub at: String,
     pub why: String,
 }
 
 impl Refusal {
     pub fn new(code: Code, why: impl Into<String>) -> Refusal {
-        Refusal { code, why: why.into() }
+        Refusal {
+            code,
+            at: String::new(),
+            why: why.into(),
+        }
+    }
+
+    /// Places the refusal inside `step`: `at` becomes `step` or `step.<at>`.
+    pub fn within(mut self, step: &str) -> Refusal {
+        self.at = if self.at.is_empty() {
+            step.to_string()
+        } else {
+            format!("{step}.{}", self.at)
+        };
+        self
     }
 }
 
 impl fmt::Display for Refusal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.code, self.why)
+        if self.at.is_empty() {
+            write!(f, "{}: {}", self.code, self.why)
+        } else {
+            write!(f, "{} at {}: {}", self.code, self.at, self.why)
+        }
     }
 }
 

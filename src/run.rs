@@ -1,6 +1,7 @@
 //! §4 run steps 1–4 and §10.3 state carried across a sequence.
 
 use crate::ops;
+use crate::ops::observe::{Observer, Silent};
 use crate::plan::{self, Shape, Stage};
 use crate::refusal::{Code, Refusal};
 use crate::tensor::Tensor;
@@ -24,8 +25,8 @@ impl From<Refusal> for Stop {
     }
 }
 
-fn refuse<T>(code: Code, why: String) -> Result<T, Stop> {
-    Err(Stop::Refused(Refusal::new(code, why)))
+fn refuse<T>(at: &str, code: Code, why: String) -> Result<T, Stop> {
+    Err(Stop::Refused(Refusal::new(code, why).within(at)))
 }
 
 /// A sequence of decodes through one loaded graph (§10.3): each state input is
@@ -50,6 +51,17 @@ impl<'a> Sequence<'a> {
     /// the scalar values in scalar-table order. Returns the graph outputs in
     /// output-table order.
     pub fn decode(&mut self, data: Vec<Tensor>, scalars: &[BigInt]) -> Result<Vec<Tensor>, Stop> {
+        self.decode_observed(data, scalars, &mut Silent)
+    }
+
+    /// `decode`, with every named intermediate the operators form shown to `obs`,
+    /// each tagged with the index of its node.
+    pub fn decode_observed(
+        &mut self,
+        data: Vec<Tensor>,
+        scalars: &[BigInt],
+        obs: &mut dyn NodeObserver,
+    ) -> Result<Vec<Tensor>, Stop> {
         let g = self.graph;
         let n_data = g.inputs.iter().filter(|i| i.kind == InputKind::Data).count();
         if data.len() != n_data {
@@ -73,8 +85,8 @@ impl<'a> Sequence<'a> {
 
         let shapes = self.step1_inputs(&given)?;
         step2_scalars(g, scalars)?;
-        let planned = plan::shapes(g, &shapes, Stage::Run { scalars })?;
-        let values = self.step4_evaluate(given, &planned, scalars)?;
+        let planned = plan::shapes(g, &shapes, Stage::Run { scalars }).map_err(|r| r.within("run.3"))?;
+        let values = self.step4_evaluate(given, &planned, scalars, obs)?;
 
         // The decode completed: every state input now carries its output.
         let outputs: Vec<Tensor> = g.outputs.iter().map(|&t| values[t as usize].clone()).collect();
@@ -108,21 +120,27 @@ impl<'a> Sequence<'a> {
             let channels = u64::from(g.tensors[inp.tensor as usize].channels);
             if shape.c != channels {
                 return refuse(
+                    "run.1.channels",
                     Code::ModelMismatch,
                     format!("input {i} has {} channels, its record {channels}", shape.c),
                 );
             }
             if shape.h < 1 || shape.w < 1 {
-                return refuse(Code::ModelMismatch, format!("input {i} has a side of 0"));
+                return refuse("run.1.sides", Code::ModelMismatch, format!("input {i} has a side of 0"));
             }
             if inp.declares_sizes() && (shape.h > u64::from(inp.max_h) || shape.w > u64::from(inp.max_w)) {
                 return refuse(
+                    "run.1.declared",
                     Code::TooLarge,
                     format!("input {i} is larger than its declared max_h, max_w"),
                 );
             }
             if shape.elems().is_none_or(|e| e > u64::from(g.max_elems)) {
-                return refuse(Code::TooLarge, format!("input {i} passes max_elems {}", g.max_elems));
+                return refuse(
+                    "run.1.max_elems",
+                    Code::TooLarge,
+                    format!("input {i} passes max_elems {}", g.max_elems),
+                );
             }
             shapes.push(shape);
         }
@@ -136,6 +154,7 @@ impl<'a> Sequence<'a> {
         given: Vec<Option<Tensor>>,
         planned: &[Shape],
         scalars: &[BigInt],
+        obs: &mut dyn NodeObserver,
     ) -> Result<Vec<Tensor>, Stop> {
         let g = self.graph;
         let mut values: Vec<Option<Tensor>> = vec![None; g.tensors.len()];
@@ -162,12 +181,13 @@ impl<'a> Sequence<'a> {
                 .collect::<Option<_>>()
                 .ok_or_else(|| Stop::Error(format!("operator {index} reads a tensor with no value")))?;
             let outs: Vec<Shape> = node.outputs.iter().map(|&t| planned[t as usize]).collect();
-            let results = ops::eval(&node.op, &ins, &outs, scalars)
+            let results = ops::eval(&node.op, &ins, &outs, scalars, &mut AtNode { index, inner: obs })
                 .map_err(|e| Stop::Error(format!("operator {index} ({}): {e}", node.op.name())))?;
             for (&t, result) in node.outputs.iter().zip(results) {
                 let policy = g.tensors[t as usize].policy;
                 let context = format!("operator {index} ({}) output tensor {t}", node.op.name());
-                values[t as usize] = Some(apply_policy(result, policy).map_err(|r| in_context(r, &context))?);
+                values[t as usize] =
+                    Some(apply_policy(result, policy).map_err(|r| in_context(r.within("run.4.check"), &context))?);
             }
         }
         values
@@ -177,8 +197,32 @@ impl<'a> Sequence<'a> {
     }
 }
 
+/// Sees every named intermediate of a decode, with the index of the node that formed it.
+pub trait NodeObserver {
+    fn see(&mut self, node: usize, key: &'static str, channel: usize, value: &BigInt);
+}
+
+impl NodeObserver for Silent {
+    fn see(&mut self, _: usize, _: &'static str, _: usize, _: &BigInt) {}
+}
+
+/// Tags one node's observations with its index.
+struct AtNode<'a> {
+    index: usize,
+    inner: &'a mut dyn NodeObserver,
+}
+
+impl Observer for AtNode<'_> {
+    fn see(&mut self, key: &'static str, channel: usize, value: &BigInt) {
+        self.inner.see(self.index, key, channel, value);
+    }
+}
+
 fn in_context(r: Refusal, context: &str) -> Stop {
-    Stop::Refused(Refusal::new(r.code, format!("{context}: {}", r.why)))
+    Stop::Refused(Refusal {
+        why: format!("{context}: {}", r.why),
+        ..r
+    })
 }
 
 /// Step 2: each scalar against its declared range (`field_range`).
@@ -186,6 +230,7 @@ fn step2_scalars(g: &Graph, scalars: &[BigInt]) -> Result<(), Stop> {
     for (k, (s, v)) in g.scalars.iter().zip(scalars).enumerate() {
         if *v < BigInt::from(s.lo) || *v > BigInt::from(s.hi) {
             return refuse(
+                "run.2",
                 Code::FieldRange,
                 format!("scalar {k} = {v} is outside [{}, {}]", s.lo, s.hi),
             );

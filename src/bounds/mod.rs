@@ -104,15 +104,16 @@ pub fn profiles_met(graphs: &[Certified]) -> Vec<Profile> {
 /// vector names no capability, so `fill` requires `acc64`, which every `acc32` graph meets
 /// too (docs/assumptions.md).
 pub fn step8(name: &str, bytes: &[u8], graph: &Graph, required: Profile) -> Result<Certified, Refusal> {
-    let certified = Certified::new(name, bytes.to_vec(), graph.clone())?;
+    let certified = Certified::new(name, bytes.to_vec(), graph.clone()).map_err(|r| r.within("load.8.pass"))?;
     if let Some(f) = first_failure(std::slice::from_ref(&certified), required) {
-        return crate::refusal::model_mismatch(format!(
+        let why = format!(
             "the verdict does not meet {}: {} {} fails {}",
             required.name(),
             f.place,
             f.index,
             f.failure.key
-        ));
+        );
+        return Err(Refusal::new(crate::refusal::Code::ModelMismatch, why).within("load.8.profile"));
     }
     Ok(certified)
 }

@@ -1,5 +1,6 @@
 //! §5.5 Elementwise operators and §5.6 `lut16`.
 
+use super::observe::Observer;
 use crate::num::{clamp as clamp_v, floor_div, pow2};
 use crate::tensor::Tensor;
 use crate::whg1::Lut16;
@@ -30,14 +31,16 @@ pub fn relu(x: &Tensor) -> Tensor {
     x.map(|v| v.max(&BigInt::ZERO).clone())
 }
 
-/// `v` if `v ≥ 0`, else `⌊v·a / 2^f⌋`.
-pub fn leaky(x: &Tensor, a: i64, f: u32) -> Tensor {
-    x.map(|v| {
+/// `v` if `v ≥ 0`, else `⌊v·a / 2^f⌋` (`leaky.p` is `v·a`).
+pub fn leaky(x: &Tensor, a: i64, f: u32, obs: &mut dyn Observer) -> Tensor {
+    Tensor::from_fn(x.shape, |c, y, xo| {
+        let v = x.at(c, y, xo);
         if !v.is_negative() {
-            v.clone()
-        } else {
-            floor_div(&(v * a), &pow2(f))
+            return v.clone();
         }
+        let p = v * a;
+        obs.see("leaky.p", c, &p);
+        floor_div(&p, &pow2(f))
     })
 }
 

@@ -1,5 +1,6 @@
 //! §5.2 `conv` and §5.3 `conv_transpose`, transcribed as sums over taps.
 
+use super::observe::Observer;
 use super::rq::rq;
 use crate::plan::Shape;
 use crate::tensor::Tensor;
@@ -17,7 +18,7 @@ fn padded(x: &Tensor, c: usize, u: i128, v: i128) -> BigInt {
 
 /// §5.2: `acc[o][y][x] = Σ_ci Σ_i Σ_j Wt[o][ci][i][j]·X̃[⌊o/og⌋·cg + ci][y·sh + i − ph][x·sw + j − pw]`,
 /// then `rq_o`.
-pub fn conv(p: &Conv, x: &Tensor, out: Shape) -> Tensor {
+pub fn conv(p: &Conv, x: &Tensor, out: Shape, obs: &mut dyn Observer) -> Tensor {
     let cg = x.c() / p.groups as usize;
     let og = p.cout as usize / p.groups as usize;
     let (kh, kw) = (p.kh as usize, p.kw as usize);
@@ -33,14 +34,15 @@ pub fn conv(p: &Conv, x: &Tensor, out: Shape) -> Tensor {
                 }
             }
         }
-        rq(&p.rq, o, &acc)
+        obs.see("conv.acc", o, &acc);
+        rq(&p.rq, o, &acc, obs)
     })
 }
 
 /// §5.3, the gather form: `acc[o][y][x] = Σ Wt[ci][o][i][j]·X[ci][ty/sh][tx/sw]` over the
 /// taps with `ty = y + ph − i ≥ 0`, `ty mod sh = 0`, `ty/sh < H`, and likewise for `tx`;
 /// then `rq_o`. A position no tap reaches holds `rq_o(0)`.
-pub fn conv_transpose(p: &ConvTranspose, x: &Tensor, out: Shape) -> Tensor {
+pub fn conv_transpose(p: &ConvTranspose, x: &Tensor, out: Shape, obs: &mut dyn Observer) -> Tensor {
     let (cout, kh, kw) = (p.cout as usize, p.kh as usize, p.kw as usize);
     let wt = |ci: usize, o: usize, i: usize, j: usize| p.weights[((ci * cout + o) * kh + i) * kw + j];
     // The input row (or column) tap `i` reads at output position `y`, if any.
@@ -64,6 +66,7 @@ pub fn conv_transpose(p: &ConvTranspose, x: &Tensor, out: Shape) -> Tensor {
                 }
             }
         }
-        rq(&p.rq, o, &acc)
+        obs.see("convT.acc", o, &acc);
+        rq(&p.rq, o, &acc, obs)
     })
 }

@@ -8,6 +8,7 @@ pub mod elementwise;
 pub mod linear;
 pub mod movement;
 pub mod norm;
+pub mod observe;
 pub mod requant;
 pub mod rq;
 pub mod scalar_fn;
@@ -16,40 +17,47 @@ use crate::plan::Shape;
 use crate::tensor::Tensor;
 use crate::whg1::{FillValue, Op, Operand};
 use num_bigint::BigInt;
+use observe::Observer;
 
 /// Evaluates one operator. `outs` are the planned output shapes; `scalars` the
-/// decode's scalar values (already within their ranges). An `Err` is a broken
-/// invariant of the caller (a graph the load checks should have refused), never
-/// a refusal.
-pub fn eval(op: &Op, ins: &[&Tensor], outs: &[Shape], scalars: &[BigInt]) -> Result<Vec<Tensor>, String> {
+/// decode's scalar values (already within their ranges); `obs` sees the named
+/// intermediates. An `Err` is a broken invariant of the caller (a graph the load
+/// checks should have refused), never a refusal.
+pub fn eval(
+    op: &Op,
+    ins: &[&Tensor],
+    outs: &[Shape],
+    scalars: &[BigInt],
+    obs: &mut dyn Observer,
+) -> Result<Vec<Tensor>, String> {
     let x = ins[0];
     let out = outs[0];
     let scalar = |k: u32| &scalars[k as usize];
     let one = |t: Tensor| Ok(vec![t]);
     match op {
-        Op::Conv(p) => one(linear::conv(p, x, out)),
-        Op::ConvTranspose(p) => one(linear::conv_transpose(p, x, out)),
-        Op::Rescale(p) => one(requant::rescale(p, x)),
+        Op::Conv(p) => one(linear::conv(p, x, out, obs)),
+        Op::ConvTranspose(p) => one(linear::conv_transpose(p, x, out, obs)),
+        Op::Rescale(p) => one(requant::rescale(p, x, obs)),
         Op::Chscale(p) => {
             let r = usize::try_from(scalar(p.scalar)).map_err(|_| "chscale's row is not a row index")?;
-            one(requant::chscale(p, x, r))
+            one(requant::chscale(p, x, r, obs))
         }
-        Op::Mul(p) => one(requant::mul(p, x, ins[1])),
+        Op::Mul(p) => one(requant::mul(p, x, ins[1], obs)),
         Op::Add => one(elementwise::add(x, ins[1])),
         Op::ChunkAdd => one(elementwise::chunk_add(x)),
         Op::Clamp { lo, hi } => one(elementwise::clamp(x, *lo, *hi)),
         Op::Relu => one(elementwise::relu(x)),
-        Op::Leaky { a, f } => one(elementwise::leaky(x, *a, *f)),
+        Op::Leaky { a, f } => one(elementwise::leaky(x, *a, *f, obs)),
         Op::Abs => one(elementwise::abs(x)),
         Op::Lut16(p) => one(elementwise::lut16(p, x)?),
-        Op::Igdn(p) => one(norm::igdn(p, x)),
-        Op::LayernormC(p) => one(norm::layernorm_c(p, x)),
-        Op::L2norm { eps } => one(norm::l2norm(*eps, x)),
-        Op::Softmax => one(norm::softmax(x)),
-        Op::Sigmoid => one(scalar_fn::sigmoid(x)),
-        Op::Elu { alpha } => one(scalar_fn::elu(x, *alpha)),
-        Op::Gram(p) => one(contraction::gram(p, x, ins[1], out)),
-        Op::Apply(p) => one(contraction::apply(p, x, ins[1])),
+        Op::Igdn(p) => one(norm::igdn(p, x, obs)),
+        Op::LayernormC(p) => one(norm::layernorm_c(p, x, obs)),
+        Op::L2norm { eps } => one(norm::l2norm(*eps, x, obs)),
+        Op::Softmax => one(norm::softmax(x, obs)),
+        Op::Sigmoid => one(scalar_fn::sigmoid(x, obs)),
+        Op::Elu { alpha } => one(scalar_fn::elu(x, *alpha, obs)),
+        Op::Gram(p) => one(contraction::gram(p, x, ins[1], out, obs)),
+        Op::Apply(p) => one(contraction::apply(p, x, ins[1], obs)),
         Op::Concat => one(movement::concat(ins, out)),
         Op::Split { start, .. } => one(movement::split(x, *start as usize, out)),
         Op::PixelShuffle { r } => one(movement::pixel_shuffle(x, *r as usize, out)),

@@ -1,26 +1,41 @@
 //! §5.1 Requantisation (`rq`): the epilogue of `conv`, `conv_transpose`,
 //! `rescale`, `mul`, `gram` and `apply`; `chscale` follows the same steps.
 
+use super::observe::Observer;
 use crate::num::Round;
 use crate::whg1::{Placement, Rq};
 use num_bigint::BigInt;
 
-/// The four steps of `rq`, with the channel's parameters spelled out.
-pub fn requantise(v: &BigInt, pre: i64, mult: i64, round: Round, shift: u32, post: i64) -> BigInt {
-    let t = v + pre; // rq.t
-    let p = t * mult; // rq.p
-    let q = round.apply(&p, shift); // rq.q, never narrowed before the post bias
-    q + post // rq.y
+/// One channel's `rq` parameters, spelled out.
+pub struct Channel {
+    pub pre: i64,
+    pub mult: i64,
+    pub round: Round,
+    pub shift: u32,
+    pub post: i64,
+}
+
+/// The four steps of `rq` for output channel `o`.
+pub fn requantise(v: &BigInt, k: &Channel, o: usize, obs: &mut dyn Observer) -> BigInt {
+    let t = v + k.pre;
+    obs.see("rq.t", o, &t);
+    let p = t * k.mult;
+    obs.see("rq.p", o, &p);
+    let q = k.round.apply(&p, k.shift); // never narrowed before the post bias
+    obs.see("rq.q", o, &q);
+    let y = q + k.post;
+    obs.see("rq.y", o, &y);
+    y
 }
 
 /// `rq_o(v)` for output channel `o`.
-pub fn rq(rq: &Rq, o: usize, v: &BigInt) -> BigInt {
-    requantise(
-        v,
-        rq.bias_at(Placement::Pre, o),
-        rq.mult_at(o),
-        rq.round,
-        rq.shift_at(o),
-        rq.bias_at(Placement::Post, o),
-    )
+pub fn rq(rq: &Rq, o: usize, v: &BigInt, obs: &mut dyn Observer) -> BigInt {
+    let k = Channel {
+        pre: rq.bias_at(Placement::Pre, o),
+        mult: rq.mult_at(o),
+        round: rq.round,
+        shift: rq.shift_at(o),
+        post: rq.bias_at(Placement::Post, o),
+    };
+    requantise(v, &k, o, obs)
 }

@@ -15,8 +15,8 @@ pub struct Loaded {
 /// Steps 1–7 of §10.5. The first failing step gives the refusal.
 pub fn load(bytes: &[u8]) -> Result<Loaded, Refusal> {
     let graph = read(bytes)?; // steps 1–5
-    step6_graph_rules(&graph)?;
-    step7_plan(&graph)?;
+    step6_graph_rules(&graph).map_err(|r| r.within("load.6"))?;
+    step7_plan(&graph).map_err(|r| r.within("load.7"))?;
     Ok(Loaded { graph })
 }
 

@@ -117,13 +117,13 @@ struct Header {
 /// Load steps 1–5: the header, the reserved fields, the counts against the
 /// length, the table records and the operator records.
 pub fn read(bytes: &[u8]) -> Result<Graph, Refusal> {
-    let header = step1_header(bytes)?;
-    step2_reserved(bytes)?;
-    step3_counts(&header, bytes.len())?;
+    let header = step1_header(bytes).map_err(|r| r.within("load.1"))?;
+    step2_reserved(bytes).map_err(|r| r.within("load.2"))?;
+    step3_counts(&header, bytes.len()).map_err(|r| r.within("load.3"))?;
     let mut cur = Cursor::new(bytes, "the file");
     cur.take(32)?;
-    let (scalars, inputs, outputs, tensors) = step4_tables(&header, &mut cur)?;
-    let nodes = step5_operators(&header, &scalars, &tensors, &mut cur)?;
+    let (scalars, inputs, outputs, tensors) = step4_tables(&header, &mut cur).map_err(|r| r.within("load.4"))?;
+    let nodes = step5_operators(&header, &scalars, &tensors, &mut cur).map_err(|r| r.within("load.5"))?;
     Ok(Graph {
         max_elems: header.max_elems,
         scalars,
