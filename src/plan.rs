@@ -92,8 +92,9 @@ fn need(cond: bool, why: &str) -> Result<(), String> {
     if cond { Ok(()) } else { Err(why.to_string()) }
 }
 
-/// The output channel counts §5 derives from the input channel counts.
-fn node_channels(op: &Op, cin: &[u64], out_records: &[u64]) -> Result<Vec<u64>, String> {
+/// The output channel counts §5 derives from the input channel counts (`fill`'s come
+/// from its records).
+pub fn node_channels(op: &Op, cin: &[u64], out_records: &[u64]) -> Result<Vec<u64>, String> {
     let c = cin[0];
     let same = |c: u64| Ok(vec![c]);
     match op {
@@ -231,7 +232,7 @@ fn node_shapes(graph: &Graph, op: &Op, ins: &[Shape], out_c: &[u64], stage: Stag
         if cond {
             Ok(())
         } else {
-            Err(Refusal::new(stage.shape_code(), why.to_string()))
+            Err(Refusal::new(stage.shape_code(), why.to_string()).within("shape"))
         }
     };
     let like = |s: Shape| Ok(vec![Shape::new(out_c[0], s.h, s.w)]);
@@ -365,10 +366,8 @@ fn crop_sides(graph: &Graph, c: &Crop, x: Shape, stage: Stage) -> Result<(u64, u
         if s0 >= 0 && n >= 1 && s0 + n <= i128::from(size) {
             Ok(n as u64)
         } else {
-            Err(Refusal::new(
-                stage.shape_code(),
-                format!("a crop side (start {s0}, length {n}) does not fit {size}"),
-            ))
+            let why = format!("a crop side (start {s0}, length {n}) does not fit {size}");
+            Err(Refusal::new(stage.shape_code(), why).within("shape"))
         }
     };
     Ok((side(c.y0, c.h, x.h)?, side(c.x0, c.w, x.w)?))

@@ -169,9 +169,10 @@ impl<'a> Sequence<'a> {
                     return Err(Stop::Error(format!("data input {i} is missing")));
                 }
             };
+            obs.input(i, &t);
             let policy = g.tensors[inp.tensor as usize].policy;
-            values[inp.tensor as usize] =
-                Some(apply_policy(t, policy).map_err(|r| in_context(r, &format!("input {i}")))?);
+            let t = apply_policy(t, policy).map_err(|r| in_context(r.within("run.4.input"), &format!("input {i}")))?;
+            values[inp.tensor as usize] = Some(t);
         }
         for (index, node) in g.nodes.iter().enumerate() {
             let ins: Vec<&Tensor> = node
@@ -183,7 +184,8 @@ impl<'a> Sequence<'a> {
             let outs: Vec<Shape> = node.outputs.iter().map(|&t| planned[t as usize]).collect();
             let results = ops::eval(&node.op, &ins, &outs, scalars, &mut AtNode { index, inner: obs })
                 .map_err(|e| Stop::Error(format!("operator {index} ({}): {e}", node.op.name())))?;
-            for (&t, result) in node.outputs.iter().zip(results) {
+            for (k, (&t, result)) in node.outputs.iter().zip(results).enumerate() {
+                obs.result(index, k, &result);
                 let policy = g.tensors[t as usize].policy;
                 let context = format!("operator {index} ({}) output tensor {t}", node.op.name());
                 values[t as usize] =
@@ -197,9 +199,14 @@ impl<'a> Sequence<'a> {
     }
 }
 
-/// Sees every named intermediate of a decode, with the index of the node that formed it.
+/// Sees every named intermediate of a decode, with the index of the node that formed it,
+/// and every input and producer result before its policy applies.
 pub trait NodeObserver {
     fn see(&mut self, node: usize, key: &'static str, channel: usize, value: &BigInt);
+    /// Input `index` as the decode supplies it (or as the state holds it).
+    fn input(&mut self, _index: usize, _t: &Tensor) {}
+    /// Output `k` of node `node`: its producer result.
+    fn result(&mut self, _node: usize, _k: usize, _t: &Tensor) {}
 }
 
 impl NodeObserver for Silent {

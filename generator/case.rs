@@ -1,0 +1,221 @@
+//! Corpus cases: matrix expansion, byte mutations, decodes with recipes, and the
+//! request each case becomes (docs/corpus.md).
+
+use crate::attain;
+use crate::graph::graph;
+use crate::recipe::ints;
+use crate::value::*;
+use serde_json::{Value, json};
+use wai_oracle::canon;
+use wai_oracle::plan::Shape;
+use wai_oracle::tensor::Tensor;
+use wai_oracle::whg1::{self, Graph};
+
+/// One expanded case.
+pub struct Case {
+    pub id: String,
+    pub covers: Vec<String>,
+    /// The case's JSON after expansion, for error messages and recipes.
+    pub body: Value,
+}
+
+/// The cases of one corpus file, in order, each matrix expanded.
+pub fn cases(file: &Value, path: &str) -> Result<Vec<Case>, Fail> {
+    let o = object(file, path)?;
+    only(o, &["about", "cases"], path)?;
+    let mut out = Vec::new();
+    for (i, entry) in array(get(o, "cases", path)?, &format!("{path}.cases"))?
+        .iter()
+        .enumerate()
+    {
+        let p = format!("{path}.cases[{i}]");
+        for body in expand(entry, &p)? {
+            let c = object(&body, &p)?;
+            only(c, &["id", "about", "covers", "graph", "mutate", "decodes"], &p)?;
+            let id = string(get(c, "id", &p)?, &format!("{p}.id"))?.to_string();
+            let covers = match c.get("covers") {
+                None => vec![],
+                Some(v) => array(v, &format!("{p}.covers"))?
+                    .iter()
+                    .map(|x| string(x, &format!("{p}.covers")).map(str::to_string))
+                    .collect::<Result<_, _>>()?,
+            };
+            out.push(Case { id, covers, body });
+        }
+    }
+    Ok(out)
+}
+
+/// A case, or `{"matrix": {name: [values…]…}, "case": …}`: one case per combination, in the
+/// order of the names' bytes and of each list, with `"$name"` replaced by the value and
+/// `{name}` inside strings by its text.
+fn expand(entry: &Value, path: &str) -> Result<Vec<Value>, Fail> {
+    let Some(matrix) = entry.get("matrix") else {
+        return Ok(vec![entry.clone()]);
+    };
+    let o = object(entry, path)?;
+    only(o, &["matrix", "case"], path)?;
+    let template = get(o, "case", path)?;
+    let mut combos: Vec<Vec<(String, Value)>> = vec![vec![]];
+    for (name, values) in object(matrix, &format!("{path}.matrix"))? {
+        let values = array(values, &format!("{path}.matrix.{name}"))?;
+        combos = combos
+            .into_iter()
+            .flat_map(|combo| {
+                values.iter().map(move |v| {
+                    let mut c = combo.clone();
+                    c.push((name.clone(), v.clone()));
+                    c
+                })
+            })
+            .collect();
+    }
+    Ok(combos.iter().map(|combo| substitute(template, combo)).collect())
+}
+
+fn substitute(v: &Value, combo: &[(String, Value)]) -> Value {
+    match v {
+        Value::String(s) => {
+            if let Some((_, value)) = combo.iter().find(|(n, _)| s.strip_prefix('$') == Some(n.as_str())) {
+                return value.clone();
+            }
+            let mut s = s.clone();
+            for (name, value) in combo {
+                let text = match value {
+                    Value::String(t) => t.clone(),
+                    other => other.to_string(),
+                };
+                s = s.replace(&format!("{{{name}}}"), &text);
+            }
+            Value::String(s)
+        }
+        Value::Array(items) => Value::Array(items.iter().map(|x| substitute(x, combo)).collect()),
+        Value::Object(members) => {
+            Value::Object(members.iter().map(|(k, x)| (k.clone(), substitute(x, combo))).collect())
+        }
+        other => other.clone(),
+    }
+}
+
+/// The case's graph model (before mutation).
+pub fn model(case: &Case, path: &str) -> Result<Graph, Fail> {
+    graph(get(object(&case.body, path)?, "graph", path)?, &format!("{path}.graph"))
+}
+
+/// The case's request line: its id, its graph's bytes (mutated), and its decodes.
+pub fn request(case: &Case, path: &str) -> Result<Value, Fail> {
+    let o = object(&case.body, path)?;
+    let g = model(case, path)?;
+    let mut bytes = whg1::write(&g);
+    if let Some(m) = o.get("mutate") {
+        mutate(&mut bytes, &g, m, &format!("{path}.mutate"))?;
+    }
+    let decodes = match o.get("decodes") {
+        None => vec![],
+        Some(d) => array(d, &format!("{path}.decodes"))?
+            .iter()
+            .enumerate()
+            .map(|(i, d)| decode(d, &g, &format!("{path}.decodes[{i}]")))
+            .collect::<Result<_, _>>()?,
+    };
+    Ok(json!({ "decodes": decodes, "graph": hex::encode(&bytes), "id": case.id }))
+}
+
+/// Where each table starts in the graph's bytes (§10.1, §10.2).
+fn anchor(g: &Graph, name: &str, path: &str) -> Result<usize, Fail> {
+    let scalars = 32;
+    let inputs = scalars + 16 * g.scalars.len();
+    let outputs = inputs + 32 * g.inputs.len();
+    let tensors = outputs + 4 * g.outputs.len();
+    let ops = tensors + 24 * g.tensors.len();
+    Ok(match name {
+        "header" => 0,
+        "scalars" => scalars,
+        "inputs" => inputs,
+        "outputs" => outputs,
+        "tensors" => tensors,
+        "ops" => ops,
+        other => return Err(format!("{path}: no anchor {other:?}")),
+    })
+}
+
+/// Byte mutations, in order: `{"at": [anchor, offset], "hex": …}` overwrites,
+/// `{"truncate": n}` keeps the first n bytes, `{"append": hex}` appends.
+fn mutate(bytes: &mut Vec<u8>, g: &Graph, v: &Value, path: &str) -> Result<(), Fail> {
+    for (i, m) in array(v, path)?.iter().enumerate() {
+        let p = format!("{path}[{i}]");
+        let o = object(m, &p)?;
+        only(o, &["at", "hex", "truncate", "append"], &p)?;
+        let hex_of = |key: &str| {
+            hex::decode(string(get(o, key, &p)?, &format!("{p}.{key}"))?).map_err(|e| format!("{p}.{key}: {e}"))
+        };
+        if let Some(at) = o.get("at") {
+            let offset = match array(at, &format!("{p}.at"))? {
+                [a, off] => {
+                    anchor(g, string(a, &format!("{p}.at[0]"))?, &p)? + u32_(off, &format!("{p}.at[1]"))? as usize
+                }
+                _ => return Err(format!("{p}.at: not [anchor, offset]")),
+            };
+            let patch = hex_of("hex")?;
+            let end = offset + patch.len();
+            if end > bytes.len() {
+                return Err(format!(
+                    "{p}: the patch ends at {end}, past the graph's {} bytes",
+                    bytes.len()
+                ));
+            }
+            bytes[offset..end].copy_from_slice(&patch);
+        } else if let Some(n) = o.get("truncate") {
+            bytes.truncate(u32_(n, &format!("{p}.truncate"))? as usize);
+        } else {
+            bytes.extend(hex_of("append")?);
+        }
+    }
+    Ok(())
+}
+
+/// A decode: `{"inputs": [tensor…], "scalars": [int…]}`, each tensor written out, made
+/// by a recipe, or `{"attain": …}`.
+fn decode(v: &Value, g: &Graph, path: &str) -> Result<Value, Fail> {
+    let o = object(v, path)?;
+    only(o, &["inputs", "scalars"], path)?;
+    let inputs: Vec<Value> = array(get(o, "inputs", path)?, &format!("{path}.inputs"))?
+        .iter()
+        .enumerate()
+        .map(|(i, t)| tensor(t, g, &format!("{path}.inputs[{i}]")).map(|t| tensor_value(&t)))
+        .collect::<Result<_, _>>()?;
+    let scalars: Vec<Value> = match o.get("scalars") {
+        None => vec![],
+        Some(s) => array(s, &format!("{path}.scalars"))?
+            .iter()
+            .enumerate()
+            .map(|(k, x)| int(x, &format!("{path}.scalars[{k}]")).map(canon::int))
+            .collect::<Result<_, _>>()?,
+    };
+    Ok(json!({ "inputs": inputs, "scalars": scalars }))
+}
+
+fn tensor_value(t: &Tensor) -> Value {
+    wai_oracle::fill::json::tensor_value(t)
+}
+
+fn shape(v: &Value, path: &str) -> Result<Shape, Fail> {
+    match array(v, path)? {
+        [c, h, w] => Ok(Shape::new(u64_(c, path)?, u64_(h, path)?, u64_(w, path)?)),
+        _ => Err(format!("{path}: not [C, H, W]")),
+    }
+}
+
+fn tensor(v: &Value, g: &Graph, path: &str) -> Result<Tensor, Fail> {
+    let o = object(v, path)?;
+    only(o, &["shape", "data", "attain"], path)?;
+    let shape = shape(get(o, "shape", path)?, &format!("{path}.shape"))?;
+    if let Some(a) = o.get("attain") {
+        return attain::input(g, shape, a, &format!("{path}.attain"));
+    }
+    let count = shape
+        .elems()
+        .ok_or_else(|| format!("{path}.shape: too many elements"))? as usize;
+    let data = ints(get(o, "data", path)?, count, &format!("{path}.data"))?;
+    Ok(Tensor { shape, data })
+}

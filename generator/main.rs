@@ -1,0 +1,57 @@
+//! `wai-generate`: the corpus (`corpus/`) to the committed tree (`ops-conformance/`).
+//!
+//! `regen` expands every corpus case into a request, fills it with the oracle and writes
+//! the canonical files and `MANIFEST.sha256`. `coverage` lists each coverage item of §14.1
+//! and §14.2 with the vectors that cover it, checking every claim it can.
+
+mod attain;
+mod case;
+mod coverage;
+mod graph;
+mod recipe;
+mod tree;
+mod value;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "wai-generate", about = "corpus/ -> ops-conformance/")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Regenerate the tree from the corpus.
+    Regen {
+        #[arg(long, default_value = "corpus")]
+        corpus: PathBuf,
+        #[arg(long, default_value = "ops-conformance")]
+        out: PathBuf,
+    },
+    /// List every coverage item with the vectors that cover it; fail if any has none.
+    Coverage {
+        #[arg(long, default_value = "corpus")]
+        corpus: PathBuf,
+        /// Print only the items with no vector, and the claims that do not hold.
+        #[arg(long)]
+        quiet: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    let result = match Cli::parse().command {
+        Command::Regen { corpus, out } => tree::regen(&corpus, &out),
+        Command::Coverage { corpus, quiet } => coverage::run(&corpus, quiet),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("wai-generate: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
