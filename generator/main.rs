@@ -39,13 +39,16 @@ enum Command {
         /// Print only the items with no vector, and the claims that do not hold.
         #[arg(long)]
         quiet: bool,
+        /// Only these corpus files (by stem: `conv`, `load_checks`), and only their operators' items.
+        #[arg(long, value_delimiter = ',')]
+        only: Vec<String>,
     },
 }
 
 fn main() -> ExitCode {
     let result = match Cli::parse().command {
         Command::Regen { corpus, out } => tree::regen(&corpus, &out),
-        Command::Coverage { corpus, quiet } => coverage::run(&corpus, quiet),
+        Command::Coverage { corpus, quiet, only } => coverage::run(&corpus, quiet, &only),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
