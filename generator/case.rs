@@ -48,7 +48,7 @@ pub fn cases(file: &Value, path: &str) -> Result<Vec<Case>, Fail> {
 
 /// A case, or `{"matrix": {name: [values…]…}, "case": …}`: one case per combination, in the
 /// order of the names' bytes and of each list, with `"$name"` replaced by the value and
-/// `{name}` inside strings by its text.
+/// `{name}` inside strings by its text; `name.field` reads a field of an object value.
 fn expand(entry: &Value, path: &str) -> Result<Vec<Value>, Fail> {
     let Some(matrix) = entry.get("matrix") else {
         return Ok(vec![entry.clone()]);
@@ -73,21 +73,41 @@ fn expand(entry: &Value, path: &str) -> Result<Vec<Value>, Fail> {
     Ok(combos.iter().map(|combo| substitute(template, combo)).collect())
 }
 
+/// The value a reference `name` or `name.field` names in a combination.
+fn lookup(combo: &[(String, Value)], reference: &str) -> Option<Value> {
+    let (name, field) = match reference.split_once('.') {
+        Some((n, f)) => (n, Some(f)),
+        None => (reference, None),
+    };
+    let value = &combo.iter().find(|(n, _)| n == name)?.1;
+    match field {
+        Some(f) => value.get(f).cloned(),
+        None => Some(value.clone()),
+    }
+}
+
 fn substitute(v: &Value, combo: &[(String, Value)]) -> Value {
     match v {
         Value::String(s) => {
-            if let Some((_, value)) = combo.iter().find(|(n, _)| s.strip_prefix('$') == Some(n.as_str())) {
-                return value.clone();
+            if let Some(value) = s.strip_prefix('$').and_then(|r| lookup(combo, r)) {
+                return value;
             }
-            let mut s = s.clone();
-            for (name, value) in combo {
-                let text = match value {
-                    Value::String(t) => t.clone(),
-                    other => other.to_string(),
-                };
-                s = s.replace(&format!("{{{name}}}"), &text);
+            // Each `{reference}` inside the string becomes its value's text.
+            let mut out = String::new();
+            let mut rest = s.as_str();
+            while let Some(open) = rest.find('{') {
+                let Some(close) = rest[open..].find('}') else { break };
+                let reference = &rest[open + 1..open + close];
+                out.push_str(&rest[..open]);
+                match lookup(combo, reference) {
+                    Some(Value::String(t)) => out.push_str(&t),
+                    Some(other) => out.push_str(&other.to_string()),
+                    None => out.push_str(&rest[open..=open + close]),
+                }
+                rest = &rest[open + close + 1..];
             }
-            Value::String(s)
+            out.push_str(rest);
+            Value::String(out)
         }
         Value::Array(items) => Value::Array(items.iter().map(|x| substitute(x, combo)).collect()),
         Value::Object(members) => {

@@ -312,7 +312,10 @@ fn params(name: &str, o: &Map<String, Value>, c: u32, path: &str) -> Result<Op, 
             let groups = o.get("groups").map_or(Ok(1), |g| u32_(g, &at("groups")))?;
             let geom = geometry(o, path)?;
             let count = cout as usize * (c / groups.max(1)) as usize * (geom.k.0 * geom.k.1) as usize;
-            let weights = i64s(member("weights")?, count, &at("weights"))?;
+            let weights = match member("weights")?.get("phase_of") {
+                Some(of) => phase_weights(of, c, cout, geom, &at("weights.phase_of"))?,
+                None => i64s(member("weights")?, count, &at("weights"))?,
+            };
             let mut p = Conv::new(cout, geom, groups, weights, rq(member("rq")?, cout, &at("rq"))?);
             p.w_bytes = width(o, "w_bytes", p.w_bytes, path)?;
             Op::Conv(p)
@@ -513,4 +516,48 @@ fn flatten(v: &Value) -> Value {
         ),
         other => other.clone(),
     }
+}
+
+/// §9.3's phase form: the weights of one stride-1 `conv` that computes every phase `Z_ρ` of
+/// a `conv_transpose` at once, output channel `o·sh·sw + ρy·sw + ρx` (the order
+/// `pixel_shuffle` reads), each phase's sub-kernel `Wt[ci][o][ρy + sh·t][ρx + sw·t′]` flipped
+/// into a `Th × Tw = ⌈kh/sh⌉ × ⌈kw/sw⌉` kernel, missing taps 0. `of` holds the transposed
+/// convolution's `weights` (`[cin][cout][kh][kw]`), `cout`, `k` and `stride`.
+fn phase_weights(of: &Value, cin: u32, cout: u32, geom: Geometry, path: &str) -> Result<Vec<i64>, Fail> {
+    let o = object(of, path)?;
+    only(o, &["weights", "cout", "k", "stride"], path)?;
+    let cout_t = u32_(get(o, "cout", path)?, &format!("{path}.cout"))? as usize;
+    let (kh, kw) = pair(Some(get(o, "k", path)?), (1, 1), &format!("{path}.k"))?;
+    let (sh, sw) = pair(o.get("stride"), (1, 1), &format!("{path}.stride"))?;
+    let (kh, kw, sh, sw) = (kh as usize, kw as usize, sh as usize, sw as usize);
+    let (th, tw) = (kh.div_ceil(sh), kw.div_ceil(sw));
+    if (geom.k.0 as usize, geom.k.1 as usize) != (th, tw) || cout as usize != cout_t * sh * sw {
+        return Err(format!(
+            "{path}: the conv must have k [{th}, {tw}] and cout {}",
+            cout_t * sh * sw
+        ));
+    }
+    let cin = cin as usize;
+    let wt = i64s(
+        get(o, "weights", path)?,
+        cin * cout_t * kh * kw,
+        &format!("{path}.weights"),
+    )?;
+    let mut out = Vec::with_capacity(cout as usize * cin * th * tw);
+    for oc in 0..cout as usize {
+        let (o_t, ry, rx) = (oc / (sh * sw), (oc % (sh * sw)) / sw, oc % sw);
+        for ci in 0..cin {
+            for i in 0..th {
+                for j in 0..tw {
+                    let (iy, ix) = (ry + sh * (th - 1 - i), rx + sw * (tw - 1 - j));
+                    out.push(if iy < kh && ix < kw {
+                        wt[((ci * cout_t + o_t) * kh + iy) * kw + ix]
+                    } else {
+                        0
+                    });
+                }
+            }
+        }
+    }
+    Ok(out)
 }
