@@ -1,0 +1,11 @@
+//! The bounds pass, the profiles and the certificate (§7–§9).
+
+pub mod certificate;
+pub mod interval;
+pub mod params;
+pub mod profile;
+pub mod rules;
+pub mod sat;
+
+pub use interval::{Iv, Profile};
+pub use rules::{Pass, Refuse, pass};

@@ -1,0 +1,144 @@
+//! What a node's parameters say under `acc32` (§7.2's parameter conditions) and on an accelerator
+//! (§9.2's flags), read from the operator alone.
+
+use crate::num::Round;
+use crate::whg1::{Graph, Kind, Op, OpKind, Operand, Placement, Rq};
+
+fn fits_i32(v: i64) -> bool {
+    i32::try_from(v).is_ok()
+}
+
+/// §7.2's parameter conditions the node fails, in that table's order (docs/assumptions.md B6 for
+/// `chscale`'s `M`: every row).
+pub fn acc32_params(op: &Op) -> Vec<&'static str> {
+    let mut out = Vec::new();
+    let rq_keys = |rq: &Rq, out: &mut Vec<&'static str>| {
+        if !rq.mult.iter().all(|&m| fits_i32(m)) {
+            out.push("rq.mult");
+        }
+        if !rq.shift.iter().all(|&s| s <= 63) {
+            out.push("rq.shift");
+        }
+        if rq.placement == Placement::Post && !rq.bias.iter().all(|&b| fits_i32(b)) {
+            out.push("rq.post_bias");
+        }
+    };
+    match &op.kind {
+        OpKind::Conv(p) => {
+            rq_keys(&p.rq, &mut out);
+            if !p.w.iter().all(|&w| fits_i32(w)) {
+                out.push("weights");
+            }
+        }
+        OpKind::ConvT(p) => {
+            rq_keys(&p.rq, &mut out);
+            if !p.w.iter().all(|&w| fits_i32(w)) {
+                out.push("weights");
+            }
+        }
+        OpKind::Rescale(rq) | OpKind::Mul(rq) | OpKind::Gram { rq, .. } | OpKind::Apply { rq, .. } => {
+            rq_keys(rq, &mut out)
+        }
+        OpKind::Chscale { m, shift, .. } => {
+            if !m.iter().all(|&v| fits_i32(v)) {
+                out.push("chscale.m");
+            }
+            if *shift > 63 {
+                out.push("chscale.s");
+            }
+        }
+        OpKind::Igdn { gf, frac, gamma, .. } => {
+            if !gamma.iter().all(|&v| fits_i32(v)) {
+                out.push("igdn.gamma");
+            }
+            if *gf > 63 || *frac > 63 {
+                out.push("igdn.shift");
+            }
+        }
+        OpKind::Leaky { a, .. } if !fits_i32(*a) => {
+            out.push("leaky.a");
+        }
+        _ => {}
+    }
+    out
+}
+
+/// The node's flags of §9.2, in ascending order (docs/assumptions.md B6, B7).
+pub fn npu_flags(g: &Graph, op: &Op) -> Vec<&'static str> {
+    let mut f: Vec<&'static str> = Vec::new();
+    let rq_flags = |rq: &Rq, f: &mut Vec<&'static str>| {
+        if rq.round == Round::HalfEven {
+            f.push("rq_half_even");
+        }
+        if rq.round == Round::Floor && rq.has_mult() {
+            f.push("rq_floor_mult");
+        }
+        if rq.placement == Placement::Post {
+            f.push("rq_post_bias");
+        }
+        if rq.mult.iter().any(|&m| m < 0) {
+            f.push("rq_neg_mult");
+        }
+        if rq.shift.iter().any(|&s| s > 31) {
+            f.push("rq_shift_range");
+        }
+    };
+    match &op.kind {
+        OpKind::Conv(p) => rq_flags(&p.rq, &mut f),
+        OpKind::ConvT(p) => rq_flags(&p.rq, &mut f),
+        OpKind::Rescale(rq) | OpKind::Mul(rq) | OpKind::Gram { rq, .. } | OpKind::Apply { rq, .. } => {
+            rq_flags(rq, &mut f)
+        }
+        OpKind::Chscale { round, shift, m, .. } => {
+            f.push("chscale");
+            if *round == Round::HalfEven {
+                f.push("rq_half_even");
+            }
+            if *round == Round::Floor {
+                f.push("rq_floor_mult");
+            }
+            if m.iter().any(|&v| v < 0) {
+                f.push("rq_neg_mult");
+            }
+            if *shift > 31 {
+                f.push("rq_shift_range");
+            }
+        }
+        OpKind::Lut16 { .. } => f.push("lut16"),
+        OpKind::Add | OpKind::ChunkAdd => {
+            let state = op
+                .ins
+                .iter()
+                .any(|&t| g.inputs.iter().any(|i| i.tensor == t && i.kind == Kind::State));
+            if state {
+                f.push("state_add");
+            }
+        }
+        _ => {}
+    }
+    f.sort_unstable();
+    f.dedup();
+    f
+}
+
+/// The node's reasons to be outside `wai-ops/1-npu` (§8.5's vocabulary, other than `acc32`).
+pub fn npu_reasons(g: &Graph, op: &Op) -> Vec<String> {
+    match &op.kind {
+        OpKind::Igdn { .. }
+        | OpKind::LayerNorm { .. }
+        | OpKind::L2Norm { .. }
+        | OpKind::Softmax
+        | OpKind::Sigmoid
+        | OpKind::Elu(_)
+        | OpKind::Gram { .. }
+        | OpKind::Apply { .. } => vec![format!("op:{}", op.name())],
+        OpKind::Conv(p) => {
+            let cin = g.channels(op.ins[0]);
+            let groups = u64::from(p.groups);
+            let bad = (groups != 1 && groups != cin) || (groups == cin && groups > 1 && u64::from(p.cout) != cin);
+            if bad { vec!["conv_groups".to_string()] } else { vec![] }
+        }
+        OpKind::Crop(ops) if ops.iter().any(|o| matches!(o, Operand::Scalar(_))) => vec!["crop_scalar".to_string()],
+        _ => vec![],
+    }
+}

@@ -1,0 +1,123 @@
+//! What a node, an input and a scalar meet (§7, §8.5), and the verdict with its first failures.
+
+use super::interval::{Class, Profile};
+use super::params;
+use super::rules::{Node, Pass};
+use crate::whg1::{Graph, Op, Policy};
+
+/// Why something fails a profile: §8.5's `key`, with `bits` for an interval key.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Why {
+    pub key: String,
+    pub bits: Option<u32>,
+}
+
+/// The first reason a node fails `p` (§8.5, *What a node fits* and *First failure*), or `None`.
+pub fn node_failure(op: &Op, g: &Graph, node: &Node, p: Profile) -> Option<Why> {
+    if node.saturated {
+        return Some(Why {
+            key: "saturated".into(),
+            bits: None,
+        });
+    }
+    let mut worst: Option<(u32, String)> = None;
+    let mut consider = |key: String, bits: u32, width: u32| {
+        if bits > width {
+            let better = match &worst {
+                None => true,
+                Some((b, k)) => bits > *b || (bits == *b && key.as_bytes() < k.as_bytes()),
+            };
+            if better {
+                worst = Some((bits, key));
+            }
+        }
+    };
+    for (key, class, iv) in &node.rec.items {
+        consider((*key).to_string(), iv.bits(), class.width(p));
+    }
+    for (k, r) in node.results.iter().enumerate() {
+        consider(format!("out.{k}"), r.bits(), Class::Tensor.width(p));
+    }
+    if let Some((bits, key)) = worst {
+        return Some(Why { key, bits: Some(bits) });
+    }
+    if p == Profile::Acc32 {
+        if let Some(first) = params::acc32_params(op).first() {
+            return Some(Why {
+                key: (*first).to_string(),
+                bits: None,
+            });
+        }
+        if op
+            .outs
+            .iter()
+            .any(|&t| matches!(g.tensors[t].policy, Policy::Check(..)))
+        {
+            return Some(Why {
+                key: "policy.check".into(),
+                bits: None,
+            });
+        }
+    }
+    None
+}
+
+/// Where a failure lies.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Failure {
+    pub graph: String,
+    pub place: &'static str,
+    pub index: usize,
+    pub why: Why,
+}
+
+/// The first failure of `p` over the graphs in order (§8.5), or `None` when every graph meets it.
+pub fn first_failure(graphs: &[(&str, &Graph, &Pass)], p: Profile) -> Option<Failure> {
+    let width = Class::Tensor.width(p);
+    for &(name, g, pass) in graphs {
+        let fail = |place, index, why| {
+            Some(Failure {
+                graph: name.to_string(),
+                place,
+                index,
+                why,
+            })
+        };
+        for (i, inp) in g.inputs.iter().enumerate() {
+            let (lo, hi) = g.tensors[inp.tensor]
+                .policy
+                .range()
+                .expect("an input is check or clamp");
+            let bits = super::rules::range_iv(lo, hi).bits();
+            if bits > width {
+                return fail(
+                    "input",
+                    i,
+                    Why {
+                        key: "range".into(),
+                        bits: Some(bits),
+                    },
+                );
+            }
+        }
+        for (i, s) in g.scalars.iter().enumerate() {
+            let bits = super::rules::range_iv(s.lo, s.hi).bits();
+            if bits > width {
+                return fail(
+                    "scalar",
+                    i,
+                    Why {
+                        key: "range".into(),
+                        bits: Some(bits),
+                    },
+                );
+            }
+        }
+        for (k, (op, node)) in g.ops.iter().zip(&pass.nodes).enumerate() {
+            if let Some(why) = node_failure(op, g, node, p) {
+                return fail("node", k, why);
+            }
+        }
+    }
+    None
+}

@@ -1,0 +1,289 @@
+//! The `fill` protocol (docs/protocol.md): request lines in, canonical filled lines out.
+
+use crate::canon::{self, J};
+use crate::load;
+use crate::ops::{Bug, Tensor};
+use crate::run::{Given, Outcome, Sequence};
+use crate::whg1::Kind;
+use serde_json::{Map, Value};
+
+/// A request's tensor: its shape, its values, and their canonical strings for the echo.
+struct ReqTensor {
+    shape: [u64; 3],
+    data: Vec<i128>,
+    raw_shape: Vec<String>,
+    raw_data: Vec<String>,
+}
+
+struct ReqDecode {
+    inputs: Vec<ReqTensor>,
+    scalars: Vec<i128>,
+    raw_scalars: Vec<String>,
+}
+
+struct Request {
+    id: String,
+    graph_hex: String,
+    graph: Vec<u8>,
+    decodes: Vec<ReqDecode>,
+}
+
+/// A request error: `<field>: <what is wrong>`.
+type Bad = String;
+
+fn bad<T>(field: &str, what: &str) -> Result<T, Bad> {
+    Err(format!("{field}: {what}"))
+}
+
+fn members<'a>(v: &'a Value, field: &str, required: &[&str], optional: &[&str]) -> Result<&'a Map<String, Value>, Bad> {
+    let Some(m) = v.as_object() else {
+        return bad(field, "not an object");
+    };
+    let at = |k: &str| {
+        if field.is_empty() {
+            k.to_string()
+        } else {
+            format!("{field}.{k}")
+        }
+    };
+    for k in m.keys() {
+        if !required.contains(&k.as_str()) && !optional.contains(&k.as_str()) {
+            return bad(&at(k), "a member the form does not have");
+        }
+    }
+    for k in required {
+        if !m.contains_key(*k) {
+            return bad(&at(k), "missing");
+        }
+    }
+    Ok(m)
+}
+
+fn array<'a>(v: &'a Value, field: &str) -> Result<&'a Vec<Value>, Bad> {
+    v.as_array().map_or_else(|| bad(field, "not an array"), Ok)
+}
+
+fn int_str<'a>(v: &'a Value, field: &str) -> Result<&'a str, Bad> {
+    match v.as_str() {
+        Some(s) if canon::is_canonical_int(s) => Ok(s),
+        Some(_) => bad(field, "not a canonical integer string"),
+        None => bad(field, "not an integer string"),
+    }
+}
+
+fn tensor(v: &Value, field: &str) -> Result<ReqTensor, Bad> {
+    let m = members(v, field, &["data", "shape"], &[])?;
+    let shape_v = array(&m["shape"], &format!("{field}.shape"))?;
+    if shape_v.len() != 3 {
+        return bad(&format!("{field}.shape"), "not three dimensions");
+    }
+    let mut shape = [0u64; 3];
+    let mut raw_shape = Vec::new();
+    for (i, d) in shape_v.iter().enumerate() {
+        let f = format!("{field}.shape[{i}]");
+        let s = int_str(d, &f)?;
+        shape[i] = match canon::parse_u64(s) {
+            Some(v) => v,
+            None => return bad(&f, "not a dimension below 2^64"),
+        };
+        raw_shape.push(s.to_string());
+    }
+    let data_v = array(&m["data"], &format!("{field}.data"))?;
+    let n = u128::from(shape[0]) * u128::from(shape[1]) * u128::from(shape[2]);
+    if data_v.len() as u128 != n {
+        return bad(
+            &format!("{field}.data"),
+            &format!("holds {} elements, not C·H·W = {n}", data_v.len()),
+        );
+    }
+    let mut data = Vec::with_capacity(data_v.len());
+    let mut raw_data = Vec::with_capacity(data_v.len());
+    for (i, d) in data_v.iter().enumerate() {
+        let s = int_str(d, &format!("{field}.data[{i}]"))?;
+        data.push(canon::parse_int(s).expect("canonical").clamped());
+        raw_data.push(s.to_string());
+    }
+    Ok(ReqTensor {
+        shape,
+        data,
+        raw_shape,
+        raw_data,
+    })
+}
+
+fn parse(line: &str) -> Result<Request, Bad> {
+    let v: Value = match serde_json::from_str(line) {
+        Ok(v) => v,
+        Err(e) => return Err(format!("not JSON: {e}")),
+    };
+    let m = members(&v, "", &["decodes", "graph", "id"], &["load", "profiles"])?;
+    let id = match m["id"].as_str() {
+        Some(s) if canon::printable(s) => s.to_string(),
+        Some(_) => return bad("id", "not printable ASCII"),
+        None => return bad("id", "not a string"),
+    };
+    let graph_hex = match m["graph"].as_str() {
+        Some(s) if s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) && s.len() % 2 == 0 => s,
+        Some(_) => return bad("graph", "not lowercase hexadecimal bytes"),
+        None => return bad("graph", "not a string"),
+    };
+    let graph = hex::decode(graph_hex).map_err(|e| format!("graph: {e}"))?;
+    let mut decodes = Vec::new();
+    for (i, d) in array(&m["decodes"], "decodes")?.iter().enumerate() {
+        let f = format!("decodes[{i}]");
+        let dm = members(d, &f, &["inputs", "scalars"], &["expect"])?;
+        let inputs = array(&dm["inputs"], &format!("{f}.inputs"))?
+            .iter()
+            .enumerate()
+            .map(|(k, t)| tensor(t, &format!("{f}.inputs[{k}]")))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut scalars = Vec::new();
+        let mut raw_scalars = Vec::new();
+        for (k, s) in array(&dm["scalars"], &format!("{f}.scalars"))?.iter().enumerate() {
+            let s = int_str(s, &format!("{f}.scalars[{k}]"))?;
+            scalars.push(canon::parse_int(s).expect("canonical").clamped());
+            raw_scalars.push(s.to_string());
+        }
+        decodes.push(ReqDecode {
+            inputs,
+            scalars,
+            raw_scalars,
+        });
+    }
+    Ok(Request {
+        id,
+        graph_hex: graph_hex.to_string(),
+        graph,
+        decodes,
+    })
+}
+
+fn tensor_json(shape: &[String], data: &[String]) -> J {
+    J::obj(vec![
+        ("data", J::Arr(data.iter().map(|s| J::str(s)).collect())),
+        ("shape", J::Arr(shape.iter().map(|s| J::str(s)).collect())),
+    ])
+}
+
+fn out_tensor_json(t: &Tensor) -> J {
+    J::obj(vec![
+        ("data", J::Arr(t.data.iter().map(J::int).collect())),
+        (
+            "shape",
+            J::Arr([t.shape.c, t.shape.h, t.shape.w].iter().map(J::int).collect()),
+        ),
+    ])
+}
+
+/// What went wrong with one line.
+pub enum LineError {
+    /// The request is malformed.
+    Bad(String),
+    /// The checker found a bug in itself.
+    Bug(String),
+}
+
+impl From<Bug> for LineError {
+    fn from(b: Bug) -> Self {
+        LineError::Bug(b.0)
+    }
+}
+
+/// Fills one request line; returns the canonical filled line, without its line feed.
+pub fn fill_line(line: &str) -> Result<String, LineError> {
+    let req = parse(line).map_err(LineError::Bad)?;
+    let loaded = load::load(&req.graph);
+    let (load_j, profiles, decodes) = match &loaded {
+        Err(code) => (J::str(code.name()), vec![J::str("acc32"), J::str("acc64")], Vec::new()),
+        Ok(l) => {
+            let g = &l.checked.graph;
+            let n_data = g.inputs.iter().filter(|i| i.kind == Kind::Data).count();
+            for (i, d) in req.decodes.iter().enumerate() {
+                if d.inputs.len() != n_data {
+                    return Err(LineError::Bad(format!(
+                        "decodes[{i}].inputs: {} tensors, not the graph's {n_data} data inputs",
+                        d.inputs.len()
+                    )));
+                }
+                if d.scalars.len() != g.scalars.len() {
+                    return Err(LineError::Bad(format!(
+                        "decodes[{i}].scalars: {} values, not the graph's {} scalars",
+                        d.scalars.len(),
+                        g.scalars.len()
+                    )));
+                }
+            }
+            let mut seq = Sequence::new(g);
+            let mut out = Vec::with_capacity(req.decodes.len());
+            for d in &req.decodes {
+                let given: Vec<Given> = d
+                    .inputs
+                    .iter()
+                    .map(|t| Given {
+                        shape: t.shape,
+                        data: t.data.clone(),
+                    })
+                    .collect();
+                let expect = match seq.decode(&given, &d.scalars)? {
+                    Outcome::Outputs(ts) => J::obj(vec![("outputs", J::Arr(ts.iter().map(out_tensor_json).collect()))]),
+                    Outcome::Refused(c) => J::obj(vec![("refuse", J::str(c.name()))]),
+                };
+                out.push(J::obj(vec![
+                    ("expect", expect),
+                    (
+                        "inputs",
+                        J::Arr(
+                            d.inputs
+                                .iter()
+                                .map(|t| tensor_json(&t.raw_shape, &t.raw_data))
+                                .collect(),
+                        ),
+                    ),
+                    ("scalars", J::Arr(d.raw_scalars.iter().map(|s| J::str(s)).collect())),
+                ]));
+            }
+            let profiles = l.profiles.iter().map(|p| J::str(p.name())).collect();
+            (J::str("ok"), profiles, out)
+        }
+    };
+    let filled = J::obj(vec![
+        ("decodes", J::Arr(decodes)),
+        ("graph", J::str(&req.graph_hex)),
+        ("id", J::str(&req.id)),
+        ("load", load_j),
+        ("profiles", J::Arr(profiles)),
+    ]);
+    canon::write(&filled).map_err(LineError::Bug)
+}
+
+/// Fills every line of `input` into `out`; returns the number of bad lines, after reporting each on
+/// `err` as `line N: <field>: <what is wrong>`. Every line ends with a line feed; a last line without
+/// one is read as well.
+pub fn fill(input: &[u8], out: &mut String, err: &mut dyn FnMut(String)) -> usize {
+    let mut bad_lines = 0;
+    let body = input.strip_suffix(b"\n").unwrap_or(input);
+    if input.is_empty() {
+        return 0;
+    }
+    for (n, line) in body.split(|&b| b == b'\n').enumerate() {
+        let result = match std::str::from_utf8(line) {
+            Ok(line) => fill_line(line),
+            Err(_) => Err(LineError::Bad("not JSON: not UTF-8".into())),
+        };
+        match result {
+            Ok(s) => {
+                out.push_str(&s);
+                out.push('\n');
+            }
+            Err(LineError::Bad(m)) => {
+                bad_lines += 1;
+                err(format!("line {}: {m}", n + 1));
+            }
+            Err(LineError::Bug(m)) => {
+                bad_lines += 1;
+                err(format!("line {}: checker bug: {m}", n + 1));
+            }
+        }
+    }
+    bad_lines
+}

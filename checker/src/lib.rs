@@ -1,0 +1,40 @@
+//! `wai-checker`: an independent recomputation of the `wai-ops/1` conformance vectors and
+//! certificates, written from the spec text (integer-operators.md) and the project's documented
+//! readings (docs/assumptions.md) alone. It never depends on the oracle crate.
+//!
+//! # Modules
+//!
+//! - [`canon`]: canonical JSON (§8.5, §14.1) and canonical integer strings;
+//! - [`whg1`]: the `WHG1` model and reader, load steps 1–6 (§10);
+//! - [`plan`]: channel counts, shape rules and caps (§3, §4 run step 3, §5, §10.5 step 7);
+//! - [`load`]: load steps 1–8 and the refusal codes;
+//! - [`num`]: §2's integer functions in fixed width;
+//! - [`ops`]: the 30 graph operators (§5);
+//! - [`run`]: run steps 1–4 and sequences with state (§4, §10.3);
+//! - [`bounds`]: the bounds pass, profiles, flags, verdict and certificate (§7–§9);
+//! - [`fill`], [`certify`]: the two commands (docs/protocol.md);
+//! - [`testgen`]: a `WHG1` writer, random graphs and differential runs, for tests.
+//!
+//! # Method, where it differs from the spec's definitions
+//!
+//! - Evaluation is fixed-width: tensors are `i64`, `wide` and `product` values `i128`, every
+//!   operation checked. A loaded graph meets `acc64`, so an overflow is a bug, reported, not wrapped.
+//! - `conv_transpose` runs in the scatter form of §5.3's informative paragraph, into the kept window.
+//! - `R_round` is read from the remainder's bits rather than by adding `2^(s−1)`.
+//! - The bounds pass is 256-bit (`ethnum`): a value is an `I256` or exactly `+2^255`, and §8.1's
+//!   saturation is detected from checked `U256` magnitude arithmetic.
+//! - Partial-sum intervals of `conv` and `conv_transpose` use §8.2's closed form from `S⁺` and `S⁻`
+//!   per output channel (and per residue), the term hull from the extreme weights; an `rq` whose
+//!   fields are one value for every channel is bounded once, not per channel.
+
+pub mod bounds;
+pub mod canon;
+pub mod certify;
+pub mod fill;
+pub mod load;
+pub mod num;
+pub mod ops;
+pub mod plan;
+pub mod run;
+pub mod testgen;
+pub mod whg1;

@@ -1,0 +1,80 @@
+//! Loading a graph: §10.5 steps 1–8, with the refusal codes of §4.
+
+use crate::bounds::{self, Pass, Profile, certificate};
+use crate::plan::{self, PlanErr, Shape};
+use crate::whg1::{self, Graph};
+
+/// A refusal code of §4.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Code {
+    ModelMismatch,
+    TooLarge,
+    FieldRange,
+    GeometryMismatch,
+}
+
+impl Code {
+    pub fn name(self) -> &'static str {
+        match self {
+            Code::ModelMismatch => "model_mismatch",
+            Code::TooLarge => "too_large",
+            Code::FieldRange => "field_range",
+            Code::GeometryMismatch => "geometry_mismatch",
+        }
+    }
+}
+
+/// A graph that passed steps 1–7 and the bounds pass.
+pub struct Checked {
+    pub graph: Graph,
+    /// Every tensor's shape planned on the declared sizes, when the inputs declare them.
+    pub shapes: Option<Vec<Option<Shape>>>,
+    pub pass: Pass,
+}
+
+/// Steps 1–7, then the bounds pass of step 8 (its own refusals: an empty `check` range, a `lut16`
+/// range). The profile is not checked here.
+pub fn check(bytes: &[u8]) -> Result<Checked, Code> {
+    // Steps 1–6.
+    let graph = whg1::read(bytes).map_err(|_| Code::ModelMismatch)?;
+    // Step 7 (docs/assumptions.md A1): channel counts for all operators, then the operators that
+    // need declared sizes, then the shapes on the declared sizes.
+    if !plan::channels_plan(&graph) {
+        return Err(Code::ModelMismatch);
+    }
+    if !graph.declares_sizes() && graph.ops.iter().any(plan::needs_sizes) {
+        return Err(Code::ModelMismatch);
+    }
+    let shapes = if graph.declares_sizes() {
+        Some(plan::load_plan(&graph).map_err(|e| match e {
+            PlanErr::TooLarge => Code::TooLarge,
+            PlanErr::Shape => Code::ModelMismatch,
+        })?)
+    } else {
+        None
+    };
+    // Step 8: the bounds pass.
+    let pass = bounds::pass(&graph, shapes.as_deref()).map_err(|_| Code::ModelMismatch)?;
+    Ok(Checked { graph, shapes, pass })
+}
+
+/// A graph loaded as a bare graph vector: step 8 checks the verdict against `acc64`
+/// (docs/assumptions.md B1).
+pub struct Loaded {
+    pub checked: Checked,
+    /// The profiles the verdict meets, ascending.
+    pub profiles: Vec<Profile>,
+}
+
+pub fn load(bytes: &[u8]) -> Result<Loaded, Code> {
+    let checked = check(bytes)?;
+    let v = certificate::verdict(&[("", &checked.graph, &checked.pass)]);
+    if !v.meets(Profile::Acc64) {
+        return Err(Code::ModelMismatch);
+    }
+    let profiles = [Profile::Acc32, Profile::Acc64]
+        .into_iter()
+        .filter(|&p| v.meets(p))
+        .collect();
+    Ok(Loaded { checked, profiles })
+}

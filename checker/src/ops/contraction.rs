@@ -1,0 +1,52 @@
+//! `gram` and `apply` (§5.9).
+
+use super::{E, Tensor, ck};
+use crate::num::r_round;
+use crate::plan::Shape;
+use crate::whg1::Rq;
+
+fn requant(rq: &Rq, sum: i64) -> E<i64> {
+    let q = ck(r_round(i128::from(sum), rq.shift(0), rq.round), "rq.q")?;
+    ck(i64::try_from(q).ok(), "rq.q")
+}
+
+/// `out[g·d + i][0][j] = R(Σ_{y,x} A[g·d + i][y][x] · B[g·d + j][y][x], s)`.
+pub fn gram(a: &Tensor, b: &Tensor, groups: u32, rq: &Rq, o: Shape) -> E<Tensor> {
+    let (c, _, _) = a.dims();
+    let d = c / groups as usize;
+    let mut data = Vec::with_capacity(c * d);
+    for row in 0..c {
+        let g = row / d;
+        let pa = a.plane(row);
+        for j in 0..d {
+            let pb = b.plane(g * d + j);
+            let mut acc: i64 = 0;
+            for (&x, &y) in pa.iter().zip(pb) {
+                acc = ck(acc.checked_add(ck(x.checked_mul(y), "gram.term")?), "gram.acc")?;
+            }
+            data.push(requant(rq, acc)?);
+        }
+    }
+    Ok(Tensor { shape: o, data })
+}
+
+/// `out[g·d + i][y][x] = R(Σ_{j<d} A[g·d + i][0][j] · V[g·d + j][y][x], s)`.
+pub fn apply(a: &Tensor, v: &Tensor, groups: u32, rq: &Rq) -> E<Tensor> {
+    let (c, h, w) = v.dims();
+    let d = c / groups as usize;
+    let n = h * w;
+    let mut data = Vec::with_capacity(v.data.len());
+    for row in 0..c {
+        let g = row / d;
+        let arow = a.plane(row);
+        for pos in 0..n {
+            let mut acc: i64 = 0;
+            for (j, &av) in arow.iter().enumerate() {
+                let term = ck(av.checked_mul(v.data[(g * d + j) * n + pos]), "apply.term")?;
+                acc = ck(acc.checked_add(term), "apply.acc")?;
+            }
+            data.push(requant(rq, acc)?);
+        }
+    }
+    Ok(Tensor { shape: v.shape, data })
+}

@@ -1,0 +1,96 @@
+//! Elementwise operators (§5.4, §5.5, §5.6).
+
+use super::{E, Tensor, ck, rq};
+use crate::num::{Round, floor_shr64, r_round};
+use crate::whg1::Rq;
+
+pub fn map(x: &Tensor, f: impl Fn(i64) -> E<i64>) -> E<Tensor> {
+    Ok(Tensor {
+        shape: x.shape,
+        data: x.data.iter().map(|&v| f(v)).collect::<E<_>>()?,
+    })
+}
+
+/// `rescale`: `rq_c` on each element of channel `c`.
+pub fn rescale(q: &Rq, x: &Tensor) -> E<Tensor> {
+    let (c, h, w) = x.dims();
+    let mut data = Vec::with_capacity(x.data.len());
+    for ch in 0..c {
+        for &v in &x.data[ch * h * w..(ch + 1) * h * w] {
+            data.push(rq::apply(q, ch, v)?);
+        }
+    }
+    Ok(Tensor { shape: x.shape, data })
+}
+
+/// `chscale`: `R_round(v · M[r][c], s)` with `r` the scalar's value.
+pub fn chscale(x: &Tensor, r: i64, round: Round, s: u32, m: &[i64]) -> E<Tensor> {
+    let (c, h, w) = x.dims();
+    let row = &m[r as usize * c..(r as usize + 1) * c];
+    let mut data = Vec::with_capacity(x.data.len());
+    for (ch, &mult) in row.iter().enumerate() {
+        for &v in &x.data[ch * h * w..(ch + 1) * h * w] {
+            let q = ck(r_round(i128::from(v) * i128::from(mult), s, round), "rq.q")?;
+            data.push(ck(i64::try_from(q).ok(), "rq.q")?);
+        }
+    }
+    Ok(Tensor { shape: x.shape, data })
+}
+
+/// `mul`: `rq_c(a · b)`, with `b` broadcast when it has one channel.
+pub fn mul(q: &Rq, a: &Tensor, b: &Tensor) -> E<Tensor> {
+    let (c, h, w) = a.dims();
+    let n = h * w;
+    let mut data = Vec::with_capacity(a.data.len());
+    for ch in 0..c {
+        let bp = if b.shape.c == 1 { b.plane(0) } else { b.plane(ch) };
+        for (k, &av) in a.plane(ch).iter().enumerate() {
+            let p = ck(av.checked_mul(bp[k]), "mul.p")?;
+            data.push(rq::apply(q, ch, p)?);
+        }
+        debug_assert_eq!(bp.len(), n);
+    }
+    Ok(Tensor { shape: a.shape, data })
+}
+
+pub fn lut16(x: &Tensor, table: &[i16]) -> E<Tensor> {
+    map(x, |v| {
+        let i = ck(v.checked_add(32768), "lut16 index")?;
+        let e = ck(usize::try_from(i).ok().and_then(|i| table.get(i)), "lut16 index")?;
+        Ok(i64::from(*e))
+    })
+}
+
+pub fn add(a: &Tensor, b: &Tensor) -> E<Tensor> {
+    let data = a
+        .data
+        .iter()
+        .zip(&b.data)
+        .map(|(&x, &y)| ck(x.checked_add(y), "add"))
+        .collect::<E<_>>()?;
+    Ok(Tensor { shape: a.shape, data })
+}
+
+/// `chunk_add`: `out[c] = in[c] + in[c + C/2]`.
+pub fn chunk_add(x: &Tensor) -> E<Tensor> {
+    let half = x.data.len() / 2;
+    let data = x.data[..half]
+        .iter()
+        .zip(&x.data[half..])
+        .map(|(&a, &b)| ck(a.checked_add(b), "chunk_add"))
+        .collect::<E<_>>()?;
+    let mut shape = x.shape;
+    shape.c /= 2;
+    Ok(Tensor { shape, data })
+}
+
+/// `leaky(a, f)`: `v` for `v ≥ 0`, else `⌊v·a / 2^f⌋`.
+pub fn leaky(x: &Tensor, a: i64, f: u32) -> E<Tensor> {
+    map(x, |v| {
+        if v >= 0 {
+            Ok(v)
+        } else {
+            Ok(floor_shr64(ck(v.checked_mul(a), "leaky.p")?, f))
+        }
+    })
+}

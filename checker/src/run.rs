@@ -1,0 +1,153 @@
+//! A decode through a loaded graph: §4's run steps 1–4 in order, and a sequence of decodes carrying
+//! state (§10.3).
+
+use crate::load::Code;
+use crate::ops::{self, E, Tensor};
+use crate::plan::{self, PlanErr, Shape, When};
+use crate::whg1::{Graph, Kind, Policy};
+
+/// A data input as a request gives it: its shape and its values (clamped into i128, which keeps
+/// every comparison with an i64 bound).
+#[derive(Clone, Debug)]
+pub struct Given {
+    pub shape: [u64; 3],
+    pub data: Vec<i128>,
+}
+
+/// A decode's outcome.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Outputs(Vec<Tensor>),
+    Refused(Code),
+}
+
+/// One sequence of decodes through one graph.
+pub struct Sequence<'a> {
+    g: &'a Graph,
+    /// For each input record: the tensor carried from the last completed decode (state inputs only).
+    carried: Vec<Option<Tensor>>,
+}
+
+impl<'a> Sequence<'a> {
+    pub fn new(g: &'a Graph) -> Self {
+        Sequence {
+            g,
+            carried: vec![None; g.inputs.len()],
+        }
+    }
+
+    /// Runs one decode. `data` holds the data inputs in input-table order; `scalars` every scalar.
+    /// A refused decode changes no state.
+    pub fn decode(&mut self, data: &[Given], scalars: &[i128]) -> E<Outcome> {
+        let g = self.g;
+        // Step 1: each input, in input-table order, state inputs included.
+        let mut shapes = Vec::with_capacity(g.inputs.len());
+        let mut next_data = data.iter();
+        let mut first: Option<[u64; 3]> = None;
+        for (k, rec) in g.inputs.iter().enumerate() {
+            let [c, h, w] = match rec.kind {
+                Kind::Data => next_data.next().expect("one given tensor per data input").shape,
+                Kind::State => match &self.carried[k] {
+                    Some(t) => [t.shape.c, t.shape.h, t.shape.w],
+                    None => {
+                        let [_, h0, w0] = first.expect("input 0 is data");
+                        [g.channels(rec.tensor), h0, w0]
+                    }
+                },
+            };
+            if c != g.channels(rec.tensor) || h < 1 || w < 1 {
+                return Ok(Outcome::Refused(Code::ModelMismatch));
+            }
+            if rec.declares_sizes() && (h > u64::from(rec.max_h) || w > u64::from(rec.max_w)) {
+                return Ok(Outcome::Refused(Code::TooLarge));
+            }
+            let s = Shape { c, h, w };
+            if s.elems() > u128::from(g.max_elems) {
+                return Ok(Outcome::Refused(Code::TooLarge));
+            }
+            if k == 0 {
+                first = Some([c, h, w]);
+            }
+            shapes.push(s);
+        }
+        // Step 2: each scalar against its declared range.
+        let mut values = Vec::with_capacity(scalars.len());
+        for (s, &v) in g.scalars.iter().zip(scalars) {
+            if v < i128::from(s.lo) || v > i128::from(s.hi) {
+                return Ok(Outcome::Refused(Code::FieldRange));
+            }
+            values.push(v as i64);
+        }
+        // Step 3: the run-time plan.
+        let planned = match plan::plan(g, &shapes, When::Run(&values)) {
+            Ok(p) => p,
+            Err(PlanErr::TooLarge) => return Ok(Outcome::Refused(Code::TooLarge)),
+            Err(PlanErr::Shape) => return Ok(Outcome::Refused(Code::GeometryMismatch)),
+        };
+        // Step 4: evaluation, starting with the inputs' policies.
+        let mut tensors: Vec<Option<Tensor>> = vec![None; g.tensors.len()];
+        let mut next_data = data.iter();
+        for (k, rec) in g.inputs.iter().enumerate() {
+            let raw: Vec<i128> = match rec.kind {
+                Kind::Data => next_data.next().expect("given").data.clone(),
+                Kind::State => match &self.carried[k] {
+                    Some(t) => t.data.iter().map(|&v| i128::from(v)).collect(),
+                    None => vec![i128::from(rec.init); shapes[k].elems() as usize],
+                },
+            };
+            let vals = match g.tensors[rec.tensor].policy {
+                Policy::Clamp(lo, hi) => raw
+                    .iter()
+                    .map(|&v| v.clamp(i128::from(lo), i128::from(hi)) as i64)
+                    .collect(),
+                Policy::Check(lo, hi) => {
+                    if raw.iter().any(|&v| v < i128::from(lo) || v > i128::from(hi)) {
+                        return Ok(Outcome::Refused(Code::FieldRange));
+                    }
+                    raw.iter().map(|&v| v as i64).collect()
+                }
+                Policy::Derived => unreachable!("a graph input is check or clamp"),
+            };
+            tensors[rec.tensor] = Some(Tensor {
+                shape: shapes[k],
+                data: vals,
+            });
+        }
+        for op in &g.ops {
+            let ins: Vec<&Tensor> = op
+                .ins
+                .iter()
+                .map(|&t| tensors[t].as_ref().expect("graph order"))
+                .collect();
+            let outs: Vec<Shape> = op.outs.iter().map(|&t| planned[t].expect("planned")).collect();
+            let results = ops::eval(op, &ins, &outs, &values)?;
+            for (&t, mut r) in op.outs.iter().zip(results) {
+                if r.shape != planned[t].expect("planned") || r.data.len() as u128 != r.shape.elems() {
+                    return Err(ops::Bug(format!("{} produced a tensor of the wrong shape", op.name())));
+                }
+                match g.tensors[t].policy {
+                    Policy::Derived => {}
+                    Policy::Clamp(lo, hi) => r.data.iter_mut().for_each(|v| *v = (*v).clamp(lo, hi)),
+                    Policy::Check(lo, hi) => {
+                        if r.data.iter().any(|&v| v < lo || v > hi) {
+                            return Ok(Outcome::Refused(Code::FieldRange));
+                        }
+                    }
+                }
+                tensors[t] = Some(r);
+            }
+        }
+        let outputs: Vec<Tensor> = g
+            .outputs
+            .iter()
+            .map(|&t| tensors[t].clone().expect("every output is defined"))
+            .collect();
+        // The decode completed: each state input carries its output.
+        for (k, rec) in g.inputs.iter().enumerate() {
+            if rec.kind == Kind::State {
+                self.carried[k] = Some(outputs[rec.src as usize].clone());
+            }
+        }
+        Ok(Outcome::Outputs(outputs))
+    }
+}
