@@ -122,9 +122,34 @@ pub fn model(case: &Case, path: &str) -> Result<Graph, Fail> {
     graph(get(object(&case.body, path)?, "graph", path)?, &format!("{path}.graph"))
 }
 
+/// The bytes of a graph given as `{"hex": …}` (a regression recorded as it was found).
+fn raw_graph(case: &Case) -> Option<&str> {
+    case.body.get("graph")?.get("hex")?.as_str()
+}
+
 /// The case's request line: its id, its graph's bytes (mutated), and its decodes.
 pub fn request(case: &Case, path: &str) -> Result<Value, Fail> {
     let o = object(&case.body, path)?;
+    if let Some(hex) = raw_graph(case) {
+        let bytes = hex::decode(hex).map_err(|e| format!("{path}.graph.hex: {e}"))?;
+        let g = whg1::read(&bytes).unwrap_or_else(|_| Graph {
+            max_elems: 1,
+            scalars: vec![],
+            inputs: vec![],
+            outputs: vec![],
+            tensors: vec![],
+            nodes: vec![],
+        });
+        let decodes = match o.get("decodes") {
+            None => vec![],
+            Some(d) => array(d, &format!("{path}.decodes"))?
+                .iter()
+                .enumerate()
+                .map(|(i, d)| decode(d, &g, &format!("{path}.decodes[{i}]")))
+                .collect::<Result<_, _>>()?,
+        };
+        return Ok(json!({ "decodes": decodes, "graph": hex, "id": case.id }));
+    }
     let g = model(case, path)?;
     let mut bytes = whg1::write(&g);
     if let Some(m) = o.get("mutate") {

@@ -22,10 +22,28 @@ pub fn run(root: &Path) -> Result<(), String> {
     if !tree.is_dir() {
         return Err("ops-conformance/ does not exist: run `cargo xtask regen`".into());
     }
-    let mut differences = Vec::new();
+    let differences = differences(root, &tree, &bin)?;
+    if differences.is_empty() {
+        println!("check: every committed byte is reproduced, by the generator and by the checker");
+        Ok(())
+    } else {
+        for d in &differences {
+            println!("{d}");
+        }
+        Err(format!("{} differences", differences.len()))
+    }
+}
 
+/// Both comparisons for the tree at `tree`, with the binaries in `bin`: each differing file's
+/// first differing record, as `file:line id field: committed vs recomputed`.
+pub fn differences(root: &Path, tree: &Path, bin: &Path) -> Result<Vec<String>, String> {
+    let mut differences = Vec::new();
     let start = Instant::now();
-    let scratch = std::env::temp_dir().join(format!("wai-check-{}", std::process::id()));
+    let scratch = std::env::temp_dir().join(format!(
+        "wai-check-{}-{}",
+        std::process::id(),
+        tree.display().to_string().len()
+    ));
     let regen = run_command(
         Command::new(bin.join("wai-generate"))
             .current_dir(root)
@@ -37,7 +55,7 @@ pub fn run(root: &Path) -> Result<(), String> {
         let _ = std::fs::remove_dir_all(&scratch);
         return Err(e);
     }
-    differences.extend(compare_trees(&tree, &scratch));
+    differences.extend(compare_trees(tree, &scratch));
     let _ = std::fs::remove_dir_all(&scratch);
     eprintln!(
         "check: regenerated and compared in {:.1} s",
@@ -45,11 +63,13 @@ pub fn run(root: &Path) -> Result<(), String> {
     );
 
     let start = Instant::now();
-    for name in files(&tree).into_iter().filter(|f| f.ends_with(".jsonl")) {
+    for name in files(tree).into_iter().filter(|f| f.ends_with(".jsonl")) {
         let committed = std::fs::read(tree.join(&name)).map_err(|e| format!("{name}: {e}"))?;
         let requests = strip(&committed).map_err(|e| format!("{name}: {e}"))?;
         match checker_fill(&bin.join("wai-checker"), &requests) {
-            Ok(recomputed) => differences.extend(first_difference(&name, &committed, &recomputed)),
+            Ok(recomputed) => {
+                differences.extend(first_difference(&name, &committed, &recomputed).map(|d| format!("checker {d}")))
+            }
             Err(e) => differences.push(format!("{name}: wai-checker fill: {e}")),
         }
     }
@@ -57,16 +77,7 @@ pub fn run(root: &Path) -> Result<(), String> {
         "check: refilled with wai-checker in {:.1} s",
         start.elapsed().as_secs_f64()
     );
-
-    if differences.is_empty() {
-        println!("check: every committed byte is reproduced, by the generator and by the checker");
-        Ok(())
-    } else {
-        for d in &differences {
-            println!("{d}");
-        }
-        Err(format!("{} files differ", differences.len()))
-    }
+    Ok(differences)
 }
 
 /// Every file of the committed tree against the regenerated one.

@@ -4,9 +4,12 @@
 //! - `coverage`: list every coverage item of §14.1/§14.2 with its vectors; fail on a gap.
 //! - `check`: the byte-identity gate: regenerate into a temporary tree and compare; then
 //!   refill every committed file with the independent checker and compare.
+//! - `fuzz-diff`: random graphs through the oracle and the checker; a disagreement becomes a
+//!   corpus case.
 
-mod check;
-mod compare;
+mod fuzz_diff;
+
+use xtask::{build, check, run};
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -19,7 +22,11 @@ fn main() -> ExitCode {
         Some("regen") => regen(&root),
         Some("coverage") => coverage(&root, &args[1..]),
         Some("check") => check::run(&root),
-        _ => Err("usage: cargo xtask <regen | coverage [--quiet] | check>".to_string()),
+        Some("fuzz-diff") => fuzz_diff::run(&root, &args[1..]),
+        _ => Err(
+            "usage: cargo xtask <regen | coverage [--quiet] [--only OPS] | check | fuzz-diff [--cases N] [--start S]>"
+                .to_string(),
+        ),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -35,31 +42,6 @@ fn workspace_root() -> PathBuf {
         .parent()
         .map(Path::to_path_buf)
         .unwrap_or_default()
-}
-
-/// Builds release binaries of the workspace and returns the directory they are in.
-pub fn build(root: &Path, bins: &[(&str, &str)]) -> Result<PathBuf, String> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let mut cmd = Command::new(cargo);
-    cmd.current_dir(root).args(["build", "--release", "--quiet"]);
-    for (package, bin) in bins {
-        cmd.args(["-p", package, "--bin", bin]);
-    }
-    let status = cmd.status().map_err(|e| format!("cargo build: {e}"))?;
-    if !status.success() {
-        return Err("cargo build failed".into());
-    }
-    Ok(root.join("target").join("release"))
-}
-
-/// Runs a command and fails with its name when it does.
-pub fn run(cmd: &mut Command, what: &str) -> Result<(), String> {
-    let status = cmd.status().map_err(|e| format!("{what}: {e}"))?;
-    if status.success() {
-        Ok(())
-    } else {
-        Err(format!("{what} failed"))
-    }
 }
 
 fn regen(root: &Path) -> Result<(), String> {
