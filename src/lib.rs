@@ -13,5 +13,6 @@ pub mod ops;
 pub mod plan;
 pub mod refusal;
 pub mod run;
+pub mod stage;
 pub mod tensor;
 pub mod whg1;

@@ -3,14 +3,19 @@
 
 pub mod graph;
 pub mod json;
+pub mod stage;
 
 use crate::canon;
 use std::io::{BufRead, Write};
 
-/// Fills one request line.
+/// Fills one request line: a stage vector (it names an `op`) or a graph vector.
 pub fn fill_line(line: &str) -> Result<String, String> {
     let value: serde_json::Value = serde_json::from_str(line).map_err(|e| format!("not JSON: {e}"))?;
-    let filled = graph::fill(&value)?;
+    let filled = if value.get("op").is_some() {
+        stage::fill(&value)?
+    } else {
+        graph::fill(&value)?
+    };
     canon::to_line(&filled).map_err(|e| e.to_string())
 }
 
