@@ -31,7 +31,7 @@ pub fn cases(file: &Value, path: &str) -> Result<Vec<Case>, Fail> {
         let p = format!("{path}.cases[{i}]");
         for body in expand(entry, &p)? {
             let c = object(&body, &p)?;
-            only(c, &["id", "about", "covers", "graph", "mutate", "decodes"], &p)?;
+            only(c, &["id", "about", "covers", "graph", "mutate", "decodes", "in", "modes"], &p)?;
             let id = string(get(c, "id", &p)?, &format!("{p}.id"))?.to_string();
             let covers = match c.get("covers") {
                 None => vec![],

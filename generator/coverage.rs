@@ -11,7 +11,7 @@ use crate::case::{self, Case};
 use crate::tree::{self, Source};
 use num_bigint::BigInt;
 use num_integer::Integer;
-use num_traits::Signed;
+use num_traits::{Signed, ToPrimitive, Zero};
 use rayon::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -707,6 +707,175 @@ fn distinguishing(op: &str, g: &Graph, completed: &[&Decoded], per: &mut BTreeSe
     }
 }
 
+/// The items a stage-operator file must cover (docs/corpus.md).
+fn required_stage(op: &str) -> Vec<String> {
+    let refuse = |rules: &[&str]| rules.iter().map(|r| format!("refuse:{r}")).collect::<Vec<_>>();
+    let mut items: Vec<String> = match op {
+        "dequantize" => [vec!["decode".into()], refuse(&["f", "value"])].concat(),
+        "bucket" => [vec!["ceil:decode".into(), "floor:decode".into(), "ceil:at-edge".into(), "floor:at-edge".into()], refuse(&["edges", "order"])]
+            .concat(),
+        "coded" => vec!["true".into(), "false".into()],
+        "scale_index" => [vec!["decode".into()], refuse(&["s", "n"])].concat(),
+        "block_stat" => [vec!["decode".into(), "partial".into()], refuse(&["b", "s", "range"])].concat(),
+        "band_lookup" => [vec!["decode".into()], refuse(&["row", "entries"])].concat(),
+        "residual_step" => [
+            ["r=R", "r=-R", "r=R+1", "r=-R-1", "i32-limits"].map(String::from).to_vec(),
+            refuse(&["range", "pred", "q", "r"]),
+        ]
+        .concat(),
+        "coding_order" => [["raster", "checkerboard-true", "checkerboard-false"].map(String::from).to_vec(), refuse(&["side", "size"])].concat(),
+        "mans_decode" => [
+            ["sgm", "fac", "zero-tail", "short", "bound-128", "bound-255", "escape-128", "escape-255", "fac-escape", "unmasked"]
+                .map(String::from)
+                .to_vec(),
+            refuse(&["pmf_width", "pmf_negative", "pmf_sum", "bound", "span_lengths", "sigma", "row_counts", "row_order", "lengths"]),
+        ]
+        .concat(),
+        "rans64_decode" => {
+            let mut v = Vec::new();
+            for t in ["t4097", "t2"] {
+                for e in ["lenient", "strict"] {
+                    for end in ["canonical", "final_only"] {
+                        v.push(format!("modes:{t}:{e}:{end}"));
+                    }
+                }
+            }
+            v.extend(["end:canonical", "end:final_only", "lenient:canonical:exhausted"].map(String::from));
+            for c in ["exhausted", "count", "minimal", "range", "exhausted+count", "exhausted+minimal", "exhausted+range", "count+range", "minimal+range"] {
+                v.push(format!("strict:canonical:{c}"));
+            }
+            for c in ["count", "minimal", "range", "count+range", "minimal+range"] {
+                v.push(format!("strict:final_only:{c}"));
+            }
+            [v, refuse(&["stream_length", "table_n", "table_ends", "table_order", "offset", "strict_range", "read"])].concat()
+        }
+        _ => vec![],
+    };
+    items.sort();
+    items
+}
+
+/// The items one stage vector covers.
+fn derive_stage(op: &str, request: &serde_json::Value) -> Result<BTreeSet<String>, String> {
+    use wai_oracle::fill::stage::compute;
+    let empty = serde_json::Map::new();
+    let i = request["in"].as_object().unwrap_or(&empty);
+    let m = request["modes"].as_object().unwrap_or(&empty);
+    let mut escapes = Vec::new();
+    let outcome = compute(op, i, m, &mut escapes)?;
+    let mut items = BTreeSet::new();
+    let get = |k: &str| i.get(k).map(int).unwrap_or_default();
+    let mode = |k: &str| m.get(k).and_then(|v| v.as_str()).unwrap_or_default().to_string();
+    match &outcome {
+        Ok(expect) => {
+            items.insert("decode".to_string());
+            match op {
+                "bucket" => {
+                    let rule = mode("bucket");
+                    items.insert(format!("{rule}:decode"));
+                    let edges: Vec<BigInt> = i["edges"].as_array().into_iter().flatten().map(int).collect();
+                    if edges.contains(&get("sigma")) {
+                        items.insert(format!("{rule}:at-edge"));
+                    }
+                }
+                "coded" => {
+                    items.insert(expect["coded"].to_string());
+                }
+                "block_stat" => {
+                    let b = get("b");
+                    let shape: Vec<BigInt> = i["x"]["shape"].as_array().into_iter().flatten().map(int).collect();
+                    if shape.len() == 3 && (!(&shape[1] % &b).is_zero() || !(&shape[2] % &b).is_zero()) {
+                        items.insert("partial".into());
+                    }
+                }
+                "residual_step" => {
+                    let (r, q, lo, hi) = (get("r"), get("q"), get("lo"), get("hi"));
+                    let big_r: BigInt = (&hi - &lo).div_floor(&q) + 1;
+                    for (value, item) in [(big_r.clone(), "r=R"), (-&big_r, "r=-R"), (&big_r + 1, "r=R+1"), (-&big_r - 1, "r=-R-1")] {
+                        if r == value {
+                            items.insert(item.into());
+                        }
+                    }
+                    if lo == BigInt::from(i32::MIN) || hi == BigInt::from(i32::MAX) {
+                        items.insert("i32-limits".into());
+                    }
+                }
+                "coding_order" => {
+                    let order = i["order"].as_str().unwrap_or_default();
+                    items.insert(if order == "raster" { "raster".into() } else { format!("checkerboard-{}", i["anchor"]) });
+                }
+                "mans_decode" => {
+                    let mode = i["mode"].as_str().unwrap_or_default().to_string();
+                    items.insert(mode.clone());
+                    if mode == "sgm" {
+                        let bounds: Vec<BigInt> = i["bounds"].as_array().into_iter().flatten().map(int).collect();
+                        for span in i["spans"].as_array().into_iter().flatten() {
+                            let masks = span["mask"].as_array().cloned().unwrap_or_default();
+                            for (k, s) in span["sigma"].as_array().into_iter().flatten().enumerate() {
+                                let masked = masks.get(k).and_then(|b| b.as_bool()).unwrap_or(false);
+                                if !masked {
+                                    items.insert("unmasked".into());
+                                    continue;
+                                }
+                                let b = int(s).to_usize().and_then(|s| bounds.get(s).cloned()).unwrap_or_default();
+                                for edge in [128, 255] {
+                                    if b == BigInt::from(edge) {
+                                        items.insert(format!("bound-{edge}"));
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    for e in &escapes {
+                        match &e.bound {
+                            Some(b) if *b == BigInt::from(128) => items.insert("escape-128".into()),
+                            Some(b) if *b == BigInt::from(255) => items.insert("escape-255".into()),
+                            Some(_) => false,
+                            None => items.insert("fac-escape".into()),
+                        };
+                    }
+                }
+                "rans64_decode" => {
+                    items.insert(format!("modes:{}:{}:{}", mode("table"), mode("escape"), mode("end")));
+                }
+                _ => {}
+            }
+        }
+        Err(stop) => {
+            items.insert(format!("code:{}", stop.code));
+            let condition = stop.at == -1 || (op == "dequantize" && stop.at == 0);
+            if condition {
+                items.insert(format!("refuse:{}", stop.rule));
+            }
+            match op {
+                "mans_decode" if stop.rule == "init" => {
+                    let memory = hex::decode(i["memory"].as_str().unwrap_or_default()).unwrap_or_default();
+                    if memory.len() >= 8 && memory[memory.len() - 8..].iter().all(|&b| b == 0) {
+                        items.insert("zero-tail".into());
+                    }
+                }
+                "mans_decode" if stop.rule == "exhausted" => {
+                    items.insert("short".into());
+                }
+                "rans64_decode" if !condition => {
+                    let reads = i["reads"].as_array().map_or(0, Vec::len) as i64;
+                    let end = mode("end");
+                    if stop.at == reads {
+                        items.insert(format!("end:{end}"));
+                    } else if mode("escape") == "strict" {
+                        let all: Vec<&str> = std::iter::once(stop.rule).chain(stop.also.iter().copied()).collect();
+                        items.insert(format!("strict:{end}:{}", all.join("+")));
+                    } else if stop.rule == "exhausted" {
+                        items.insert(format!("lenient:{end}:exhausted"));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(items.into_iter().map(|item| if item.starts_with("code:") { item } else { format!("{op}:{item}") }).collect())
+}
+
 /// Runs the coverage over the corpus: prints every item with its vectors, and fails on an
 /// item with none or a claim that does not hold.
 pub fn run(corpus: &Path, quiet: bool, only: &[String]) -> Result<(), String> {
@@ -722,9 +891,15 @@ pub fn run(corpus: &Path, quiet: bool, only: &[String]) -> Result<(), String> {
                 .iter()
                 .map(|c| {
                     let path = format!("{}: case {}", src.corpus.display(), c.id);
-                    let request = case::request(c, &path)?;
-                    let items = derive(src, &request).map_err(|e| format!("{path}: {e}"))?;
-                    Ok((c.id.clone(), c.covers.clone(), items))
+                    let derived = match &src.stage {
+                        Some(op) => {
+                            let request = crate::stage::request(op, &c.body, &path)?;
+                            let items = derive_stage(op, &request).map_err(|e| format!("{path}: {e}"))?;
+                            Derived { items, outcome: Outcome { operators: vec![], outputs: vec![] } }
+                        }
+                        None => derive(src, &case::request(c, &path)?).map_err(|e| format!("{path}: {e}"))?,
+                    };
+                    Ok((c.id.clone(), c.covers.clone(), derived))
                 })
                 .collect::<Result<Vec<_>, String>>()?;
             Ok((src.target.clone(), vectors))
@@ -733,7 +908,10 @@ pub fn run(corpus: &Path, quiet: bool, only: &[String]) -> Result<(), String> {
     let mut covered: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut broken = Vec::new();
     for (target, vectors) in &analysed {
-        let op = target.strip_prefix("vectors/").and_then(|t| t.strip_suffix(".jsonl"));
+        let op = ["vectors/", "stage/", "provisional/stage/"]
+            .iter()
+            .find_map(|d| target.strip_prefix(d))
+            .and_then(|t| t.strip_suffix(".jsonl"));
         let phase = phase_form(vectors);
         for (id, claims, derived) in vectors {
             let mut items = derived.items.clone();
@@ -762,8 +940,14 @@ pub fn run(corpus: &Path, quiet: bool, only: &[String]) -> Result<(), String> {
             required_items.extend(required(op).into_iter().map(|i| format!("{op}:{i}")));
         }
     }
+    for op in wai_oracle::fill::stage::OPERATORS {
+        if only.is_empty() || only.iter().any(|o| o == op) {
+            required_items.extend(required_stage(op).into_iter().map(|i| format!("{op}:{i}")));
+        }
+    }
     if only.is_empty() {
         required_items.extend(required_global());
+        required_items.extend(["stream_exhausted", "stream_noncanonical"].map(|c| format!("code:{c}")));
     }
     let mut missing = 0;
     for item in &required_items {

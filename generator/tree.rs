@@ -17,12 +17,14 @@ pub struct Source {
     pub target: String,
     /// For a per-operator file, the operator every vector's graph holds alone.
     pub operator: Option<String>,
+    /// For a stage-operator file, the operator (§5E).
+    pub stage: Option<String>,
 }
 
 /// The corpus files, sorted by target path.
 pub fn sources(corpus: &Path) -> Result<Vec<Source>, String> {
     let mut out = Vec::new();
-    for (dir, per_operator) in [("vectors", true), ("graphs", false)] {
+    for (dir, kind) in [("vectors", 'o'), ("graphs", 'g'), ("stage", 's'), ("provisional/stage", 's')] {
         let d = corpus.join(dir);
         let Ok(entries) = std::fs::read_dir(&d) else { continue };
         for e in entries {
@@ -37,7 +39,8 @@ pub fn sources(corpus: &Path) -> Result<Vec<Source>, String> {
                 .to_string();
             out.push(Source {
                 target: format!("{dir}/{stem}.jsonl"),
-                operator: per_operator.then(|| stem.clone()),
+                operator: (kind == 'o').then(|| stem.clone()),
+                stage: (kind == 's').then(|| stem.clone()),
                 corpus: path,
             });
         }
@@ -69,8 +72,11 @@ pub fn build(src: &Source) -> Result<String, String> {
                 return Err(format!("{path}: a per-operator vector's graph holds exactly one {op}"));
             }
         }
-        let request = case::request(c, &path)?;
-        let filled = wai_oracle::fill::graph::fill(&request).map_err(|e| format!("{path}: {e}"))?;
+        let filled = match &src.stage {
+            Some(op) => wai_oracle::fill::stage::fill(&crate::stage::request(op, &c.body, &path)?),
+            None => wai_oracle::fill::graph::fill(&case::request(c, &path)?),
+        }
+        .map_err(|e| format!("{path}: {e}"))?;
         out.push_str(&wai_oracle::canon::to_line(&filled).map_err(|e| format!("{path}: {e}"))?);
     }
     Ok(out)

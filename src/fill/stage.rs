@@ -7,7 +7,7 @@ use crate::plan::Shape;
 use crate::stage::Stop;
 use crate::stage::block_stat::block_stat;
 use crate::stage::coding_order::{Order, coding_order};
-use crate::stage::mans_decode::{Fac, Sgm, Span, decode_fac, decode_sgm};
+use crate::stage::mans_decode::{Escaped, Fac, Sgm, Span, decode_fac_traced, decode_sgm_traced};
 use crate::stage::rans64_decode::{self, EndRule, Escape, Modes, Table, TableRule};
 use crate::stage::scalar::{self, BucketRule};
 use num_bigint::BigInt;
@@ -35,7 +35,7 @@ pub fn fill(v: &Value) -> Result<Value, Fail> {
     let op = string(member(o, "op", "")?, "op")?;
     let input = object(member(o, "in", "")?, "in")?;
     let modes = object(member(o, "modes", "")?, "modes")?;
-    let expect = match compute(op, input, modes)? {
+    let expect = match compute(op, input, modes, &mut Vec::new())? {
         Ok(e) => e,
         Err(stop) => json!({ "at": canon::int(stop.at), "refuse": stop.code.as_str() }),
     };
@@ -48,7 +48,8 @@ pub fn fill(v: &Value) -> Result<Value, Fail> {
     Ok(Value::Object(out))
 }
 
-type Computed = Result<Result<Value, Stop>, Fail>;
+/// A request's `expect`, or the refusal; `Err` for a request that is not well formed.
+pub type Computed = Result<Result<Value, Stop>, Fail>;
 
 fn int_field(o: &Map<String, Value>, key: &str) -> Result<BigInt, Fail> {
     integer(member(o, key, "in")?, &join("in", key))
@@ -66,7 +67,9 @@ fn value(v: BigInt) -> Value {
     canon::int(v)
 }
 
-fn compute(op: &str, i: &Map<String, Value>, m: &Map<String, Value>) -> Computed {
+/// Computes one stage request's result; `escapes` receives every escape `mans_decode` takes
+/// (for the coverage tool).
+pub fn compute(op: &str, i: &Map<String, Value>, m: &Map<String, Value>, escapes: &mut Vec<Escaped>) -> Computed {
     let no_modes = || only(m, &[], "modes");
     Ok(match op {
         "dequantize" => {
@@ -156,7 +159,7 @@ fn compute(op: &str, i: &Map<String, Value>, m: &Map<String, Value>) -> Computed
         }
         "mans_decode" => {
             no_modes()?;
-            mans(i)?
+            mans(i, escapes)?
         }
         "rans64_decode" => rans(i, m)?,
         "mc_predict" | "up2_predict" | "rate_predict" => {
@@ -172,7 +175,7 @@ fn symbols(rows: Vec<Vec<BigInt>>) -> Value {
     json!({ "symbols": rows.into_iter().map(|r| r.into_iter().map(canon::int).collect::<Vec<_>>()).collect::<Vec<_>>() })
 }
 
-fn mans(i: &Map<String, Value>) -> Computed {
+fn mans(i: &Map<String, Value>, escapes: &mut Vec<Escaped>) -> Computed {
     let memory = hex_bytes(member(i, "memory", "in")?, "in.memory")?;
     let rows_of = |key: &str| -> Result<Vec<Vec<BigInt>>, Fail> {
         array(member(i, key, "in")?, &join("in", key))?
@@ -206,7 +209,7 @@ fn mans(i: &Map<String, Value>) -> Computed {
                 bounds: ints_field(i, "bounds")?,
                 spans,
             };
-            decode_sgm(&memory, &d).map(symbols)
+            decode_sgm_traced(&memory, &d, escapes).map(symbols)
         }
         "fac" => {
             only(i, &["memory", "mode", "rows", "lengths"], "in")?;
@@ -214,7 +217,7 @@ fn mans(i: &Map<String, Value>) -> Computed {
                 rows: rows_of("rows")?,
                 lengths: ints_field(i, "lengths")?,
             };
-            decode_fac(&memory, &d).map(symbols)
+            decode_fac_traced(&memory, &d, escapes).map(symbols)
         }
         other => return Err(format!("in.mode: {other:?} is neither sgm nor fac")),
     })
