@@ -17,10 +17,12 @@ pub struct Case {
     pub covers: Vec<String>,
     /// The case's JSON after expansion, for error messages and recipes.
     pub body: Value,
+    /// The corpus it comes from (a graph may be a lowered set of `corpus/sets/`).
+    pub root: std::path::PathBuf,
 }
 
 /// The cases of one corpus file, in order, each matrix expanded.
-pub fn cases(file: &Value, path: &str) -> Result<Vec<Case>, Fail> {
+pub fn cases(file: &Value, path: &str, root: &std::path::Path) -> Result<Vec<Case>, Fail> {
     let o = object(file, path)?;
     only(o, &["about", "cases"], path)?;
     let mut out = Vec::new();
@@ -31,7 +33,11 @@ pub fn cases(file: &Value, path: &str) -> Result<Vec<Case>, Fail> {
         let p = format!("{path}.cases[{i}]");
         for body in expand(entry, &p)? {
             let c = object(&body, &p)?;
-            only(c, &["id", "about", "covers", "graph", "mutate", "decodes", "in", "modes"], &p)?;
+            only(
+                c,
+                &["id", "about", "covers", "graph", "mutate", "decodes", "in", "modes"],
+                &p,
+            )?;
             let id = string(get(c, "id", &p)?, &format!("{p}.id"))?.to_string();
             let covers = match c.get("covers") {
                 None => vec![],
@@ -40,7 +46,12 @@ pub fn cases(file: &Value, path: &str) -> Result<Vec<Case>, Fail> {
                     .map(|x| string(x, &format!("{p}.covers")).map(str::to_string))
                     .collect::<Result<_, _>>()?,
             };
-            out.push(Case { id, covers, body });
+            out.push(Case {
+                id,
+                covers,
+                body,
+                root: root.to_path_buf(),
+            });
         }
     }
     Ok(out)
@@ -119,19 +130,37 @@ fn substitute(v: &Value, combo: &[(String, Value)]) -> Value {
 
 /// The case's graph model (before mutation).
 pub fn model(case: &Case, path: &str) -> Result<Graph, Fail> {
+    if let Some(hex) = raw_graph(case, path)? {
+        let bytes = hex::decode(&hex).map_err(|e| format!("{path}.graph: {e}"))?;
+        return whg1::read(&bytes).map_err(|r| format!("{path}.graph: {r}"));
+    }
     graph(get(object(&case.body, path)?, "graph", path)?, &format!("{path}.graph"))
 }
 
-/// The bytes of a graph given as `{"hex": …}` (a regression recorded as it was found).
-fn raw_graph(case: &Case) -> Option<&str> {
-    case.body.get("graph")?.get("hex")?.as_str()
+/// The bytes of a graph given as `{"hex": …}` (a regression recorded as it was found), or as
+/// `{"lowered": {"set", "role"}}` (a graph a set of `corpus/sets/` lowers to).
+fn raw_graph(case: &Case, path: &str) -> Result<Option<String>, Fail> {
+    let Some(g) = case.body.get("graph") else {
+        return Ok(None);
+    };
+    if let Some(h) = g.get("hex") {
+        return Ok(Some(string(h, &format!("{path}.graph.hex"))?.to_string()));
+    }
+    if let Some(l) = g.get("lowered") {
+        let p = format!("{path}.graph.lowered");
+        let set = string(l.get("set").ok_or(format!("{p}.set: missing"))?, &p)?;
+        let role = string(l.get("role").ok_or(format!("{p}.role: missing"))?, &p)?;
+        let sets = crate::sets::read_all(&case.root)?;
+        return Ok(Some(hex::encode(crate::sets::lowered_graph(&sets, set, role)?)));
+    }
+    Ok(None)
 }
 
 /// The case's request line: its id, its graph's bytes (mutated), and its decodes.
 pub fn request(case: &Case, path: &str) -> Result<Value, Fail> {
     let o = object(&case.body, path)?;
-    if let Some(hex) = raw_graph(case) {
-        let bytes = hex::decode(hex).map_err(|e| format!("{path}.graph.hex: {e}"))?;
+    if let Some(hex) = raw_graph(case, path)? {
+        let bytes = hex::decode(&hex).map_err(|e| format!("{path}.graph.hex: {e}"))?;
         let g = whg1::read(&bytes).unwrap_or_else(|_| Graph {
             max_elems: 1,
             scalars: vec![],

@@ -712,23 +712,60 @@ fn required_stage(op: &str) -> Vec<String> {
     let refuse = |rules: &[&str]| rules.iter().map(|r| format!("refuse:{r}")).collect::<Vec<_>>();
     let mut items: Vec<String> = match op {
         "dequantize" => [vec!["decode".into()], refuse(&["f", "value"])].concat(),
-        "bucket" => [vec!["ceil:decode".into(), "floor:decode".into(), "ceil:at-edge".into(), "floor:at-edge".into()], refuse(&["edges", "order"])]
-            .concat(),
+        "bucket" => [
+            vec![
+                "ceil:decode".into(),
+                "floor:decode".into(),
+                "ceil:at-edge".into(),
+                "floor:at-edge".into(),
+            ],
+            refuse(&["edges", "order"]),
+        ]
+        .concat(),
         "coded" => vec!["true".into(), "false".into()],
         "scale_index" => [vec!["decode".into()], refuse(&["s", "n"])].concat(),
         "block_stat" => [vec!["decode".into(), "partial".into()], refuse(&["b", "s", "range"])].concat(),
         "band_lookup" => [vec!["decode".into()], refuse(&["row", "entries"])].concat(),
         "residual_step" => [
-            ["r=R", "r=-R", "r=R+1", "r=-R-1", "i32-limits"].map(String::from).to_vec(),
+            ["r=R", "r=-R", "r=R+1", "r=-R-1", "i32-limits"]
+                .map(String::from)
+                .to_vec(),
             refuse(&["range", "pred", "q", "r"]),
         ]
         .concat(),
-        "coding_order" => [["raster", "checkerboard-true", "checkerboard-false"].map(String::from).to_vec(), refuse(&["side", "size"])].concat(),
-        "mans_decode" => [
-            ["sgm", "fac", "zero-tail", "short", "bound-128", "bound-255", "escape-128", "escape-255", "fac-escape", "unmasked"]
+        "coding_order" => [
+            ["raster", "checkerboard-true", "checkerboard-false"]
                 .map(String::from)
                 .to_vec(),
-            refuse(&["pmf_width", "pmf_negative", "pmf_sum", "bound", "span_lengths", "sigma", "row_counts", "row_order", "lengths"]),
+            refuse(&["side", "size"]),
+        ]
+        .concat(),
+        "mans_decode" => [
+            [
+                "sgm",
+                "fac",
+                "zero-tail",
+                "short",
+                "bound-128",
+                "bound-255",
+                "escape-128",
+                "escape-255",
+                "fac-escape",
+                "unmasked",
+            ]
+            .map(String::from)
+            .to_vec(),
+            refuse(&[
+                "pmf_width",
+                "pmf_negative",
+                "pmf_sum",
+                "bound",
+                "span_lengths",
+                "sigma",
+                "row_counts",
+                "row_order",
+                "lengths",
+            ]),
         ]
         .concat(),
         "rans64_decode" => {
@@ -741,13 +778,35 @@ fn required_stage(op: &str) -> Vec<String> {
                 }
             }
             v.extend(["end:canonical", "end:final_only", "lenient:canonical:exhausted"].map(String::from));
-            for c in ["exhausted", "count", "minimal", "range", "exhausted+count", "exhausted+minimal", "exhausted+range", "count+range", "minimal+range"] {
+            for c in [
+                "exhausted",
+                "count",
+                "minimal",
+                "range",
+                "exhausted+count",
+                "exhausted+minimal",
+                "exhausted+range",
+                "count+range",
+                "minimal+range",
+            ] {
                 v.push(format!("strict:canonical:{c}"));
             }
             for c in ["count", "minimal", "range", "count+range", "minimal+range"] {
                 v.push(format!("strict:final_only:{c}"));
             }
-            [v, refuse(&["stream_length", "table_n", "table_ends", "table_order", "offset", "strict_range", "read"])].concat()
+            [
+                v,
+                refuse(&[
+                    "stream_length",
+                    "table_n",
+                    "table_ends",
+                    "table_order",
+                    "offset",
+                    "strict_range",
+                    "read",
+                ]),
+            ]
+            .concat()
         }
         _ => vec![],
     };
@@ -791,7 +850,12 @@ fn derive_stage(op: &str, request: &serde_json::Value) -> Result<BTreeSet<String
                 "residual_step" => {
                     let (r, q, lo, hi) = (get("r"), get("q"), get("lo"), get("hi"));
                     let big_r: BigInt = (&hi - &lo).div_floor(&q) + 1;
-                    for (value, item) in [(big_r.clone(), "r=R"), (-&big_r, "r=-R"), (&big_r + 1, "r=R+1"), (-&big_r - 1, "r=-R-1")] {
+                    for (value, item) in [
+                        (big_r.clone(), "r=R"),
+                        (-&big_r, "r=-R"),
+                        (&big_r + 1, "r=R+1"),
+                        (-&big_r - 1, "r=-R-1"),
+                    ] {
                         if r == value {
                             items.insert(item.into());
                         }
@@ -802,7 +866,11 @@ fn derive_stage(op: &str, request: &serde_json::Value) -> Result<BTreeSet<String
                 }
                 "coding_order" => {
                     let order = i["order"].as_str().unwrap_or_default();
-                    items.insert(if order == "raster" { "raster".into() } else { format!("checkerboard-{}", i["anchor"]) });
+                    items.insert(if order == "raster" {
+                        "raster".into()
+                    } else {
+                        format!("checkerboard-{}", i["anchor"])
+                    });
                 }
                 "mans_decode" => {
                     let mode = i["mode"].as_str().unwrap_or_default().to_string();
@@ -817,7 +885,10 @@ fn derive_stage(op: &str, request: &serde_json::Value) -> Result<BTreeSet<String
                                     items.insert("unmasked".into());
                                     continue;
                                 }
-                                let b = int(s).to_usize().and_then(|s| bounds.get(s).cloned()).unwrap_or_default();
+                                let b = int(s)
+                                    .to_usize()
+                                    .and_then(|s| bounds.get(s).cloned())
+                                    .unwrap_or_default();
                                 for edge in [128, 255] {
                                     if b == BigInt::from(edge) {
                                         items.insert(format!("bound-{edge}"));
@@ -873,7 +944,64 @@ fn derive_stage(op: &str, request: &serde_json::Value) -> Result<BTreeSet<String
             }
         }
     }
-    Ok(items.into_iter().map(|item| if item.starts_with("code:") { item } else { format!("{op}:{item}") }).collect())
+    Ok(items
+        .into_iter()
+        .map(|item| {
+            if item.starts_with("code:") {
+                item
+            } else {
+                format!("{op}:{item}")
+            }
+        })
+        .collect())
+}
+
+/// The items the corpus's parameter sets cover (§14.3): a set that fails `acc64` by one unit, and
+/// one whose pin claims `acc32` and that fails it by one unit (an interval one past i32).
+fn set_items(sets: &[crate::sets::Set]) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for set in sets {
+        let outcome = set.run();
+        let Some(cert) = &outcome.certificate else { continue };
+        let Ok(cert) = serde_json::from_slice::<serde_json::Value>(cert) else {
+            continue;
+        };
+        let verdict = &cert["verdict"];
+        let one_past = |profile: &str, top: BigInt| {
+            let f = &verdict[format!("{profile}_first_failure")];
+            interval_of(&cert, f).is_some_and(|(lo, hi)| hi == top || lo == -&top - 1)
+        };
+        if verdict["acc64"] == false && one_past("acc64", BigInt::from(1u64 << 63)) {
+            out.push(("sets:acc64-by-one".into(), set.name.clone()));
+        }
+        if set.claim.as_deref() == Some("acc32")
+            && outcome.load.is_err()
+            && verdict["acc64"] == true
+            && one_past("acc32", BigInt::from(1u64 << 31))
+        {
+            out.push(("sets:claim-acc32-by-one".into(), set.name.clone()));
+        }
+    }
+    out
+}
+
+/// The interval a certificate's first failure names.
+fn interval_of(cert: &serde_json::Value, f: &serde_json::Value) -> Option<(BigInt, BigInt)> {
+    let graph = cert["graphs"].as_array()?.iter().find(|g| g["name"] == f["graph"])?;
+    let index: usize = f["index"].as_str()?.parse().ok()?;
+    let key = f["key"].as_str()?;
+    let i = match f["where"].as_str()? {
+        "input" => &graph["inputs"][index],
+        "scalar" => &graph["scalars"][index],
+        _ => {
+            let node = &graph["nodes"][index];
+            match key.strip_prefix("out.") {
+                Some(k) => &node["out"][k.parse::<usize>().ok()?]["result"],
+                None => &node["intermediates"][key],
+            }
+        }
+    };
+    Some((int(&i["lo"]), int(&i["hi"])))
 }
 
 /// Runs the coverage over the corpus: prints every item with its vectors, and fails on an
@@ -895,10 +1023,25 @@ pub fn run(corpus: &Path, quiet: bool, only: &[String]) -> Result<(), String> {
                         Some(op) => {
                             let request = crate::stage::request(op, &c.body, &path)?;
                             let items = derive_stage(op, &request).map_err(|e| format!("{path}: {e}"))?;
-                            Derived { items, outcome: Outcome { operators: vec![], outputs: vec![] } }
+                            Derived {
+                                items,
+                                outcome: Outcome {
+                                    operators: vec![],
+                                    outputs: vec![],
+                                },
+                            }
                         }
                         None => derive(src, &case::request(c, &path)?).map_err(|e| format!("{path}: {e}"))?,
                     };
+                    let mut derived = derived;
+                    // A graph lowered from a set, decoded: its lowering is covered (§14.2).
+                    let lowered = c.body["graph"]["lowered"]["set"].as_str();
+                    if let (Some(name), true) = (lowered, derived.outcome.outputs.iter().any(|o| !o.is_empty())) {
+                        let sets = crate::sets::read_all(&c.root)?;
+                        if let Some(set) = sets.iter().find(|s| s.name == name) {
+                            derived.items.insert(format!("lowering:{}", set.lowering));
+                        }
+                    }
                     Ok((c.id.clone(), c.covers.clone(), derived))
                 })
                 .collect::<Result<Vec<_>, String>>()?;
@@ -946,6 +1089,14 @@ pub fn run(corpus: &Path, quiet: bool, only: &[String]) -> Result<(), String> {
         }
     }
     if only.is_empty() {
+        for (item, name) in set_items(&crate::sets::read_all(corpus)?) {
+            covered
+                .entry(item)
+                .or_default()
+                .push(format!("corpus/sets/{name}.json"));
+        }
+        required_items.extend(["sets:acc64-by-one", "sets:claim-acc32-by-one"].map(String::from));
+        required_items.extend(wai_oracle::lower::LOWERINGS.iter().map(|l| format!("lowering:{l}")));
         required_items.extend(required_global());
         required_items.extend(["stream_exhausted", "stream_noncanonical"].map(|c| format!("code:{c}")));
     }

@@ -9,6 +9,7 @@ mod case;
 mod coverage;
 mod graph;
 mod recipe;
+mod sets;
 mod stage;
 mod tree;
 mod value;

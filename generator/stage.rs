@@ -35,7 +35,11 @@ pub fn request(op: &str, body: &Value, path: &str) -> Result<Value, Fail> {
     if let Some(m) = o.get("modes") {
         for (k, v) in object(m, &format!("{path}.modes"))? {
             let p = format!("{path}.modes.{k}");
-            let value = if matches!(k.as_str(), "lo" | "hi") { canon::int(int(v, &p)?) } else { Value::String(string(v, &p)?.to_string()) };
+            let value = if matches!(k.as_str(), "lo" | "hi") {
+                canon::int(int(v, &p)?)
+            } else {
+                Value::String(string(v, &p)?.to_string())
+            };
             modes.insert(k.clone(), value);
         }
     }
@@ -46,7 +50,11 @@ pub fn request(op: &str, body: &Value, path: &str) -> Result<Value, Fail> {
 fn ints_anywhere(v: &Value, path: &str) -> Result<Value, Fail> {
     match v {
         Value::Array(items) => Ok(Value::Array(
-            items.iter().enumerate().map(|(i, x)| ints_anywhere(x, &format!("{path}[{i}]"))).collect::<Result<_, _>>()?,
+            items
+                .iter()
+                .enumerate()
+                .map(|(i, x)| ints_anywhere(x, &format!("{path}[{i}]")))
+                .collect::<Result<_, _>>()?,
         )),
         Value::Bool(b) => Ok(Value::Bool(*b)),
         x => Ok(canon::int(int(x, path)?)),
@@ -84,12 +92,22 @@ fn tables(v: &Value, path: &str) -> Result<Value, Fail> {
 fn tensor(v: &Value, path: &str) -> Result<Value, Fail> {
     let o = object(v, path)?;
     only(o, &["shape", "data"], path)?;
-    let dims: Vec<u64> = array(get(o, "shape", path)?, &format!("{path}.shape"))?.iter().map(|d| u64_(d, path)).collect::<Result<_, _>>()?;
-    let [c, h, w] = dims[..] else { return Err(format!("{path}.shape: not [C, H, W]")) };
+    let dims: Vec<u64> = array(get(o, "shape", path)?, &format!("{path}.shape"))?
+        .iter()
+        .map(|d| u64_(d, path))
+        .collect::<Result<_, _>>()?;
+    let [c, h, w] = dims[..] else {
+        return Err(format!("{path}.shape: not [C, H, W]"));
+    };
     let shape = Shape::new(c, h, w);
-    let count = shape.elems().ok_or_else(|| format!("{path}.shape: too many elements"))? as usize;
+    let count = shape
+        .elems()
+        .ok_or_else(|| format!("{path}.shape: too many elements"))? as usize;
     let data = ints(get(o, "data", path)?, count, &format!("{path}.data"))?;
-    Ok(wai_oracle::fill::json::tensor_value(&wai_oracle::tensor::Tensor { shape, data }))
+    Ok(wai_oracle::fill::json::tensor_value(&wai_oracle::tensor::Tensor {
+        shape,
+        data,
+    }))
 }
 
 /// A byte string: hex, or a list of parts appended in order: `{"hex": …}`, `{"zeros": n}`,
@@ -129,22 +147,43 @@ fn bytes(v: &Value, input: &Map<String, Value>, path: &str) -> Result<Vec<u8>, F
 /// of that read's table, or `{"escape": {"count": [nibble…], "groups": [nibble…]}}` (the table's
 /// last symbol, then each nibble as `bits(4)`).
 fn steps(items: &Value, input: &Map<String, Value>, path: &str) -> Result<Vec<Step>, Fail> {
-    let tables = array(input.get("tables").ok_or_else(|| format!("{path}: the request has no tables"))?, path)?;
-    let reads = array(input.get("reads").ok_or_else(|| format!("{path}: the request has no reads"))?, path)?;
+    let tables = array(
+        input
+            .get("tables")
+            .ok_or_else(|| format!("{path}: the request has no tables"))?,
+        path,
+    )?;
+    let reads = array(
+        input
+            .get("reads")
+            .ok_or_else(|| format!("{path}: the request has no reads"))?,
+        path,
+    )?;
     let mut steps = Vec::new();
     for (i, item) in array(items, path)?.iter().enumerate() {
         let p = format!("{path}[{i}]");
         let read = reads.get(i).ok_or_else(|| format!("{p}: more items than reads"))?;
-        let t = tables.get(u32_(read, &p)? as usize).ok_or_else(|| format!("{p}: no such table"))?;
-        let cdf: Vec<BigInt> = array(&t["cdf"], &p)?.iter().map(|c| int(c, &p)).collect::<Result<_, _>>()?;
+        let t = tables
+            .get(u32_(read, &p)? as usize)
+            .ok_or_else(|| format!("{p}: no such table"))?;
+        let cdf: Vec<BigInt> = array(&t["cdf"], &p)?
+            .iter()
+            .map(|c| int(c, &p))
+            .collect::<Result<_, _>>()?;
         match item.get("escape") {
-            None => steps.push(Step::Symbol { cdf, k: u32_(item, &p)? as usize }),
+            None => steps.push(Step::Symbol {
+                cdf,
+                k: u32_(item, &p)? as usize,
+            }),
             Some(e) => {
                 let n = cdf.len();
                 steps.push(Step::Symbol { cdf, k: n - 2 });
                 for key in ["count", "groups"] {
                     for g in array(e.get(key).unwrap_or(&Value::Array(vec![])), &p)? {
-                        steps.push(Step::Bits { k: 4, value: int(g, &p)? });
+                        steps.push(Step::Bits {
+                            k: 4,
+                            value: int(g, &p)?,
+                        });
                     }
                 }
             }

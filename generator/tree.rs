@@ -24,7 +24,12 @@ pub struct Source {
 /// The corpus files, sorted by target path.
 pub fn sources(corpus: &Path) -> Result<Vec<Source>, String> {
     let mut out = Vec::new();
-    for (dir, kind) in [("vectors", 'o'), ("graphs", 'g'), ("stage", 's'), ("provisional/stage", 's')] {
+    for (dir, kind) in [
+        ("vectors", 'o'),
+        ("graphs", 'g'),
+        ("stage", 's'),
+        ("provisional/stage", 's'),
+    ] {
         let d = corpus.join(dir);
         let Ok(entries) = std::fs::read_dir(&d) else { continue };
         for e in entries {
@@ -53,7 +58,12 @@ pub fn sources(corpus: &Path) -> Result<Vec<Source>, String> {
 pub fn read_cases(src: &Source) -> Result<Vec<Case>, String> {
     let text = std::fs::read_to_string(&src.corpus).map_err(|e| format!("{}: {e}", src.corpus.display()))?;
     let v: Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", src.corpus.display()))?;
-    case::cases(&v, &src.corpus.display().to_string())
+    let root = src
+        .corpus
+        .ancestors()
+        .find(|a| a.join("sets").is_dir() || a.join("vectors").is_dir())
+        .unwrap_or(Path::new("."));
+    case::cases(&v, &src.corpus.display().to_string(), root)
 }
 
 /// The filled lines of one tree file.
@@ -86,7 +96,7 @@ pub fn build(src: &Source) -> Result<String, String> {
 pub fn regen(corpus: &Path, out: &Path) -> Result<(), String> {
     let sources = sources(corpus)?;
     let done = AtomicUsize::new(0);
-    let files: Vec<(String, String)> = sources
+    let files: Vec<(String, Vec<u8>)> = sources
         .par_iter()
         .map(|src| {
             let text = build(src)?;
@@ -97,14 +107,20 @@ pub fn regen(corpus: &Path, out: &Path) -> Result<(), String> {
                 src.target,
                 text.lines().count()
             );
-            Ok((src.target.clone(), text))
+            Ok((src.target.clone(), text.into_bytes()))
         })
         .collect::<Result<_, String>>()?;
+    let mut files = files;
+    let sets = crate::sets::read_all(corpus)?;
+    let set_files = crate::sets::tree_files(&sets)?;
+    eprintln!("{} sets: {} files", sets.len(), set_files.len());
+    files.extend(set_files);
+    files.sort_by(|a, b| a.0.cmp(&b.0));
     write_tree(out, &files)
 }
 
 /// Replaces the tree with `files` (sorted by path) and their manifest.
-fn write_tree(out: &Path, files: &[(String, String)]) -> Result<(), String> {
+fn write_tree(out: &Path, files: &[(String, Vec<u8>)]) -> Result<(), String> {
     if out.exists() {
         std::fs::remove_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
     }
@@ -115,7 +131,7 @@ fn write_tree(out: &Path, files: &[(String, String)]) -> Result<(), String> {
             std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         }
         std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
-        manifest.push_str(&format!("{}  {target}\n", hex::encode(Sha256::digest(text.as_bytes()))));
+        manifest.push_str(&format!("{}  {target}\n", hex::encode(Sha256::digest(text))));
     }
     std::fs::write(out.join("MANIFEST.sha256"), manifest).map_err(|e| format!("MANIFEST.sha256: {e}"))
 }

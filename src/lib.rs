@@ -8,6 +8,7 @@
 pub mod bounds;
 pub mod canon;
 pub mod fill;
+pub mod lower;
 pub mod num;
 pub mod ops;
 pub mod plan;

@@ -41,6 +41,25 @@ enum Command {
         #[arg(required = true)]
         graphs: Vec<PathBuf>,
     },
+    /// Lower a parameter set (§13), certify it, and write the lowered graphs (`<role>.whg1`) and
+    /// the certificate (`certificate.json`) into a folder.
+    Lower {
+        /// The §13 lowering identifier: int_synth/1, whm1/1, wam1/1, wmb1/1 or world/1.
+        #[arg(long)]
+        lowering: String,
+        /// The capability (defaults to the one §13.0 gives the lowering).
+        #[arg(long)]
+        capability: Option<String>,
+        /// The profile a pin over the set claims (acc32 or acc64).
+        #[arg(long)]
+        claim: Option<String>,
+        /// The folder to write into (created if needed).
+        #[arg(long)]
+        out: PathBuf,
+        /// The set's files.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
     /// Print the admissible range (§8.4) of one tensor of a graph for a profile.
     Admissible {
         #[arg(long)]
@@ -61,6 +80,13 @@ fn main() -> ExitCode {
             graphs,
         } => certify(capability, lowering, set_sha256, &graphs),
         Command::Admissible { profile, tensor, graph } => admissible_range(&profile, tensor, &graph),
+        Command::Lower {
+            lowering,
+            capability,
+            claim,
+            out,
+            files,
+        } => lower(&lowering, capability, claim, &out, &files),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -157,4 +183,51 @@ fn admissible_range(profile: &str, tensor: u32, path: &Path) -> Result<(), Strin
         ),
     }
     Ok(())
+}
+
+fn lower(
+    lowering: &str,
+    capability: Option<String>,
+    claim: Option<String>,
+    out: &Path,
+    paths: &[PathBuf],
+) -> Result<(), String> {
+    use wai_oracle::fill::lowering;
+    if !wai_oracle::lower::LOWERINGS.contains(&lowering) {
+        return Err(format!(
+            "--lowering {lowering:?} is not one of {:?}",
+            wai_oracle::lower::LOWERINGS
+        ));
+    }
+    let claim = claim
+        .map(|c| Profile::parse(&c).ok_or_else(|| format!("--claim {c:?} is neither acc32 nor acc64")))
+        .transpose()?;
+    let capability = capability.unwrap_or_else(|| lowering::capability_of(lowering).to_string());
+    printable("the capability", &capability)?;
+    let files = paths
+        .iter()
+        .map(|p| {
+            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_string();
+            std::fs::read(p)
+                .map(|b| (name, b))
+                .map_err(|e| format!("{}: {e}", p.display()))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let outcome = lowering::run(lowering, &capability, &files, claim);
+    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    for (role, bytes) in &outcome.graphs {
+        let path = out.join(format!("{role}.whg1"));
+        std::fs::write(&path, bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    if let Some(cert) = &outcome.certificate {
+        let path = out.join("certificate.json");
+        std::fs::write(&path, cert).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    match outcome.load {
+        Ok(()) => {
+            println!("load: ok");
+            Ok(())
+        }
+        Err(r) => Err(format!("load: refused, {r}")),
+    }
 }

@@ -37,10 +37,17 @@ fn e9_32_bit_form_equals_the_step_under_its_conditions() {
         let step = residual_step(&b(pred), &b(r), &b(q), &b(lo), &b(hi)).unwrap();
         let big_r = (hi - lo) / q + 1;
         let inner = b(pred) + clamp(&b(r), &b(-big_r), &b(big_r)) * b(q);
-        assert_eq!(step, clamp(&inner, &b(lo), &b(hi)), "pred {pred} r {r} q {q} [{lo}, {hi}]");
+        assert_eq!(
+            step,
+            clamp(&inner, &b(lo), &b(hi)),
+            "pred {pred} r {r} q {q} [{lo}, {hi}]"
+        );
         if narrow {
             // §5E E9 *Width*: every value the form forms fits i32.
-            assert!(fits(&b(big_r * q), 32) && fits(&inner, 32), "pred {pred} r {r} q {q} [{lo}, {hi}]");
+            assert!(
+                fits(&b(big_r * q), 32) && fits(&inner, 32),
+                "pred {pred} r {r} q {q} [{lo}, {hi}]"
+            );
         }
     }
 }
@@ -68,8 +75,14 @@ fn random_row(rng: &mut ChaCha8Rng, w: usize) -> Vec<BigInt> {
 /// §5E E8: "Every slot is written, and next ∈ [1, 511]", and nb ≤ 8.
 fn assert_table_facts(row: &[BigInt]) {
     for (u, slot) in latent_slots(row).iter().enumerate() {
-        let slot = slot.as_ref().unwrap_or_else(|| panic!("slot {u} of {row:?} is not written"));
-        assert!(slot.next >= b(1) && slot.next <= b(511), "slot {u} of {row:?}: next {}", slot.next);
+        let slot = slot
+            .as_ref()
+            .unwrap_or_else(|| panic!("slot {u} of {row:?} is not written"));
+        assert!(
+            slot.next >= b(1) && slot.next <= b(511),
+            "slot {u} of {row:?}: next {}",
+            slot.next
+        );
         assert!(doublings(&slot.next) <= 8);
     }
 }
@@ -90,12 +103,19 @@ fn e8_every_slot_is_written_with_next_in_1_511_for_random_rows() {
 #[test]
 fn e8_every_slot_is_written_for_the_corpus_rows() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/ops-conformance/stage/mans_decode.jsonl");
-    let Ok(text) = std::fs::read_to_string(path) else { return };
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return;
+    };
     let mut rows = 0;
     for line in text.lines() {
         let v: serde_json::Value = serde_json::from_str(line).unwrap();
         for row in v["in"]["pmf"].as_array().into_iter().flatten() {
-            let row: Vec<BigInt> = row.as_array().unwrap().iter().map(|x| x.as_str().unwrap().parse().unwrap()).collect();
+            let row: Vec<BigInt> = row
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_str().unwrap().parse().unwrap())
+                .collect();
             let valid = row.iter().all(|x| *x >= b(0)) && row.iter().sum::<BigInt>() == b(256);
             if valid {
                 assert_table_facts(&row);
@@ -115,7 +135,11 @@ fn cdf_of(rng: &mut ChaCha8Rng, n: usize) -> Vec<BigInt> {
         }
     }
     points.sort();
-    std::iter::once(0).chain(points).chain(std::iter::once(65_536)).map(b).collect()
+    std::iter::once(0)
+        .chain(points)
+        .chain(std::iter::once(65_536))
+        .map(b)
+        .collect()
 }
 
 #[test]
@@ -138,25 +162,50 @@ fn e1_streams_from_the_encoder_decode_back_under_every_mode() {
                 let raw: i64 = rng.random_range(1..4096);
                 let groups: Vec<i64> = (0..3).map(|j| (raw >> (4 * j)) & 15).collect();
                 let used = groups.iter().rposition(|&g| g != 0).map_or(0, |p| p + 1);
-                steps.push(Step::Bits { k: 4, value: b(used as i64) });
+                steps.push(Step::Bits {
+                    k: 4,
+                    value: b(used as i64),
+                });
                 for &g in &groups[..used] {
                     steps.push(Step::Bits { k: 4, value: b(g) });
                 }
-                let value = if raw % 2 == 1 { -(raw / 2) - 1 } else { raw / 2 + (n as i64 - 2) };
+                let value = if raw % 2 == 1 {
+                    -(raw / 2) - 1
+                } else {
+                    raw / 2 + (n as i64 - 2)
+                };
                 want.push(b(value + offset));
             }
         }
         let stream = rans64_decode::encode(&steps);
         let tables = [Table { cdf, offset: b(offset) }];
         let reads = vec![b(0); count];
-        for (escape, end) in [(Escape::Strict, EndRule::Canonical), (Escape::Strict, EndRule::FinalOnly), (Escape::Lenient, EndRule::Canonical)] {
-            let modes = Modes { table: TableRule::T4097, escape, end, range: Some((b(-100_000), b(100_000))) };
-            assert_eq!(rans64_decode::decode(&stream, &tables, &reads, &modes).unwrap(), want, "case {case}");
+        for (escape, end) in [
+            (Escape::Strict, EndRule::Canonical),
+            (Escape::Strict, EndRule::FinalOnly),
+            (Escape::Lenient, EndRule::Canonical),
+        ] {
+            let modes = Modes {
+                table: TableRule::T4097,
+                escape,
+                end,
+                range: Some((b(-100_000), b(100_000))),
+            };
+            assert_eq!(
+                rans64_decode::decode(&stream, &tables, &reads, &modes).unwrap(),
+                want,
+                "case {case}"
+            );
         }
         // One word more: no longer a canonical end (at = the number of symbols).
         let mut longer = stream.clone();
         longer.extend_from_slice(&[1, 0, 0, 0]);
-        let modes = Modes { table: TableRule::T4097, escape: Escape::Strict, end: EndRule::Canonical, range: Some((b(-100_000), b(100_000))) };
+        let modes = Modes {
+            table: TableRule::T4097,
+            escape: Escape::Strict,
+            end: EndRule::Canonical,
+            range: Some((b(-100_000), b(100_000))),
+        };
         let stop = rans64_decode::decode(&longer, &tables, &reads, &modes).unwrap_err();
         assert_eq!((stop.at, stop.code), (count as i64, Code::StreamNoncanonical));
     }

@@ -123,12 +123,16 @@ fn escape_value(raw: &BigInt, n: usize) -> BigInt {
 
 /// Checks every table, offset, mode and read before any symbol is decoded (`at = −1`).
 fn conditions(stream: &[u8], tables: &[Table], reads: &[BigInt], modes: &Modes) -> Result<(), Stop> {
-    require(stream.len().is_multiple_of(4) && stream.len() >= 8, "stream_length", || {
-        format!(
-            "the stream's {} bytes are not a multiple of 4 of at least 8",
-            stream.len()
-        )
-    })?;
+    require(
+        stream.len().is_multiple_of(4) && stream.len() >= 8,
+        "stream_length",
+        || {
+            format!(
+                "the stream's {} bytes are not a multiple of 4 of at least 8",
+                stream.len()
+            )
+        },
+    )?;
     let (lo_n, hi_n) = match modes.table {
         TableRule::T4097 => (3, 4097),
         TableRule::T2 => (2, 65537),

@@ -105,8 +105,11 @@ pub fn strip(committed: &[u8]) -> Result<Vec<u8>, String> {
     for (n, line) in text.lines().enumerate() {
         let mut v: Value = serde_json::from_str(line).map_err(|e| format!("line {}: {e}", n + 1))?;
         if let Some(o) = v.as_object_mut() {
+            // Graph vectors' load, profiles and decodes' expect; stage vectors' and lowering
+            // records' expect.
             o.remove("load");
             o.remove("profiles");
+            o.remove("expect");
             for d in o.get_mut("decodes").and_then(Value::as_array_mut).into_iter().flatten() {
                 if let Some(d) = d.as_object_mut() {
                     d.remove("expect");
