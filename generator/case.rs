@@ -35,7 +35,10 @@ pub fn cases(file: &Value, path: &str, root: &std::path::Path) -> Result<Vec<Cas
             let c = object(&body, &p)?;
             only(
                 c,
-                &["id", "about", "covers", "graph", "mutate", "decodes", "in", "modes"],
+                &[
+                    "id", "about", "covers", "graph", "mutate", "decodes", "in", "modes", "bundle", "replace",
+                    "payload",
+                ],
                 &p,
             )?;
             let id = string(get(c, "id", &p)?, &format!("{p}.id"))?.to_string();

@@ -1004,6 +1004,34 @@ fn interval_of(cert: &serde_json::Value, f: &serde_json::Value) -> Option<(BigIn
     Some((int(&i["lo"]), int(&i["hi"])))
 }
 
+/// The items a `jpegai-int/1` scale-path record covers.
+fn derive_jpegai(request: &serde_json::Value) -> Result<BTreeSet<String>, String> {
+    let filled = wai_oracle::fill::jpegai::fill(request)?;
+    let e = &filled["expect"];
+    let mut items = BTreeSet::new();
+    if e["load"] != "ok" {
+        items.insert("jpegai:load-refused".to_string());
+        items.insert(format!("code:{}", e["load"].as_str().unwrap_or_default()));
+        return Ok(items);
+    }
+    let decoded: Vec<bool> = ["y", "uv"].iter().map(|p| e[p].get("refuse").is_none()).collect();
+    for p in ["y", "uv"] {
+        if let Some(code) = e[p]["refuse"].as_str() {
+            items.insert(format!("code:{code}"));
+            if code == "stream_exhausted" {
+                items.insert("jpegai:stream-exhausted".into());
+            }
+        }
+    }
+    if decoded.iter().all(|&d| d) {
+        items.insert("jpegai:decode".into());
+        items.insert("lowering:jpegai-int/1".into());
+    } else if decoded.iter().any(|&d| d) {
+        items.insert("jpegai:decode-one-plane".into());
+    }
+    Ok(items)
+}
+
 /// Runs the coverage over the corpus: prints every item with its vectors, and fails on an
 /// item with none or a claim that does not hold.
 pub fn run(corpus: &Path, quiet: bool, only: &[String]) -> Result<(), String> {
@@ -1020,6 +1048,17 @@ pub fn run(corpus: &Path, quiet: bool, only: &[String]) -> Result<(), String> {
                 .map(|c| {
                     let path = format!("{}: case {}", src.corpus.display(), c.id);
                     let derived = match &src.stage {
+                        None if src.jpegai => {
+                            let request = crate::jpegai::request(&c.body, &c.root, &path)?;
+                            let items = derive_jpegai(&request).map_err(|e| format!("{path}: {e}"))?;
+                            Derived {
+                                items,
+                                outcome: Outcome {
+                                    operators: vec![],
+                                    outputs: vec![],
+                                },
+                            }
+                        }
                         Some(op) => {
                             let request = crate::stage::request(op, &c.body, &path)?;
                             let items = derive_stage(op, &request).map_err(|e| format!("{path}: {e}"))?;
@@ -1097,6 +1136,7 @@ pub fn run(corpus: &Path, quiet: bool, only: &[String]) -> Result<(), String> {
         }
         required_items.extend(["sets:acc64-by-one", "sets:claim-acc32-by-one"].map(String::from));
         required_items.extend(wai_oracle::lower::LOWERINGS.iter().map(|l| format!("lowering:{l}")));
+        required_items.extend(["jpegai:decode", "jpegai:load-refused", "jpegai:stream-exhausted"].map(String::from));
         required_items.extend(required_global());
         required_items.extend(["stream_exhausted", "stream_noncanonical"].map(|c| format!("code:{c}")));
     }

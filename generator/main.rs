@@ -8,6 +8,7 @@ mod attain;
 mod case;
 mod coverage;
 mod graph;
+mod jpegai;
 mod recipe;
 mod sets;
 mod stage;

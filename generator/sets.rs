@@ -25,10 +25,19 @@ pub struct Set {
 }
 
 impl Set {
-    /// The digest that names the set in the tree: the set's digest for a one-file set of a form
-    /// the seeds define; the SHA-256 of the first file (the rendering) for a provisional one.
+    /// The digest that names the set in the tree: the SHA-256 of a one-file set (the set's digest,
+    /// or a provisional rendering's); for several files, the SHA-256 of their `sha256sum` listing
+    /// in name order, the project's name for the folder (docs/assumptions.md L6).
     pub fn digest(&self) -> String {
-        sha256_hex(&self.files[0].1)
+        match &self.files[..] {
+            [(_, bytes)] => sha256_hex(bytes),
+            files => {
+                let mut named: Vec<&(String, Vec<u8>)> = files.iter().collect();
+                named.sort_by(|a, b| a.0.cmp(&b.0));
+                let listing: String = named.iter().map(|(n, b)| format!("{}  {n}\n", sha256_hex(b))).collect();
+                sha256_hex(listing.as_bytes())
+            }
+        }
     }
 
     /// Where its certificate goes: `[provisional/]certificates/<capability>/<digest>`.
@@ -107,8 +116,7 @@ fn read(path: &Path) -> Result<Set, Fail> {
         .transpose()?;
     let mut files = Vec::new();
     for (name, content) in object(get(o, "files", &at)?, &format!("{at}.files"))? {
-        let expanded = expand(content, &format!("{at}.files.{name}"))?;
-        files.push((name.clone(), serde_json::to_vec(&expanded).map_err(|e| e.to_string())?));
+        files.push((name.clone(), file_bytes(content, &format!("{at}.files.{name}"))?));
     }
     let name = path
         .file_stem()
@@ -122,6 +130,11 @@ fn read(path: &Path) -> Result<Set, Fail> {
         claim,
         files,
     })
+}
+
+/// A file's bytes: its content with the recipes expanded, as compact JSON.
+pub fn file_bytes(content: &Value, path: &str) -> Result<Vec<u8>, Fail> {
+    serde_json::to_vec(&expand(content, path)?).map_err(|e| e.to_string())
 }
 
 /// Expands `$random` and `$fill` into nested arrays of the given shape.

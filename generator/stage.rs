@@ -113,7 +113,7 @@ fn tensor(v: &Value, path: &str) -> Result<Value, Fail> {
 /// A byte string: hex, or a list of parts appended in order: `{"hex": …}`, `{"zeros": n}`,
 /// `{"random": {"seed", "length"}}`, `{"rans64": [item…]}` (the provisional encoder, over the
 /// request's `tables` and `reads`), and `{"truncate": n}` (keep the first n bytes so far).
-fn bytes(v: &Value, input: &Map<String, Value>, path: &str) -> Result<Vec<u8>, Fail> {
+pub fn bytes(v: &Value, input: &Map<String, Value>, path: &str) -> Result<Vec<u8>, Fail> {
     if let Value::String(s) = v {
         return hex::decode(s).map_err(|e| format!("{path}: {e}"));
     }

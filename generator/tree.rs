@@ -19,6 +19,8 @@ pub struct Source {
     pub operator: Option<String>,
     /// For a stage-operator file, the operator (§5E).
     pub stage: Option<String>,
+    /// A file of `jpegai-int/1` scale-path records.
+    pub jpegai: bool,
 }
 
 /// The corpus files, sorted by target path.
@@ -28,6 +30,7 @@ pub fn sources(corpus: &Path) -> Result<Vec<Source>, String> {
         ("vectors", 'o'),
         ("graphs", 'g'),
         ("stage", 's'),
+        ("jpegai", 'j'),
         ("provisional/stage", 's'),
     ] {
         let d = corpus.join(dir);
@@ -42,10 +45,17 @@ pub fn sources(corpus: &Path) -> Result<Vec<Source>, String> {
                 .and_then(|s| s.to_str())
                 .unwrap_or_default()
                 .to_string();
+            // Scale-path records are graph vectors' neighbours (§14.2, §13.6.1).
+            let target = if kind == 'j' {
+                format!("graphs/jpegai_{stem}.jsonl")
+            } else {
+                format!("{dir}/{stem}.jsonl")
+            };
             out.push(Source {
-                target: format!("{dir}/{stem}.jsonl"),
+                target,
                 operator: (kind == 'o').then(|| stem.clone()),
                 stage: (kind == 's').then(|| stem.clone()),
+                jpegai: kind == 'j',
                 corpus: path,
             });
         }
@@ -84,6 +94,7 @@ pub fn build(src: &Source) -> Result<String, String> {
         }
         let filled = match &src.stage {
             Some(op) => wai_oracle::fill::stage::fill(&crate::stage::request(op, &c.body, &path)?),
+            None if src.jpegai => wai_oracle::fill::jpegai::fill(&crate::jpegai::request(&c.body, &c.root, &path)?),
             None => wai_oracle::fill::graph::fill(&case::request(c, &path)?),
         }
         .map_err(|e| format!("{path}: {e}"))?;

@@ -15,6 +15,7 @@ pub fn capability_of(lowering: &str) -> &'static str {
         "wam1/1" => "wai.audio.int_codec",
         "wmb1/1" => "wai.neural.int_mlicpp",
         "world/1" => "wai.world.model",
+        "jpegai-int/1" => "wai.image.jpegai",
         _ => "",
     }
 }
@@ -26,7 +27,8 @@ pub fn provisional(lowering: &str) -> bool {
 }
 
 /// The set digest a certificate records (§8.5): the SHA-256 of a one-file set; none for a
-/// provisional rendering.
+/// provisional rendering, nor for a set of several files, whose `wai.prior.set` listing (SPEC
+/// §3.1) the seeds do not define (docs/assumptions.md L6).
 pub fn set_sha256(lowering: &str, files: &[(String, Vec<u8>)]) -> Option<String> {
     match files {
         [(_, bytes)] if !provisional(lowering) => Some(sha256_hex(bytes)),

@@ -2,6 +2,7 @@
 //! computed fields, write canonical lines.
 
 pub mod graph;
+pub mod jpegai;
 pub mod json;
 pub mod lowering;
 pub mod stage;
@@ -10,7 +11,7 @@ use crate::canon;
 use std::io::{BufRead, Write};
 
 /// Fills one request line: a stage vector (it names an `op`), a lowering record (it names a
-/// `lowering`) or a graph vector.
+/// `lowering`), a jpegai scale-path record (it holds a `bundle`) or a graph vector.
 pub fn fill_line(line: &str) -> Result<String, String> {
     let value: serde_json::Value = serde_json::from_str(line).map_err(|e| format!("not JSON: {e}"))?;
     let filled = if value.get("op").is_some() {

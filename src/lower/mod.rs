@@ -1,12 +1,14 @@
 //! §13 Lowerings: a parameter set in an existing form mapped to `WHG1` graphs, canonically
 //! (§13.0), then certified.
 //!
-//! - `int_synth` (§13.1) and `jpegai` (§13.6.1) read forms the seeds define completely.
+//! - `int_synth` (§13.1) and `jpegai` (§13.6.1, with the scale path's decode) read forms the
+//!   seeds define completely.
 //! - `whm` (§13.2–§13.5: `whm1/1`, `wam1/1`, `wmb1/1`, `world/1`) lowers a documented JSON
 //!   rendering of a network, since the WHM1/WAM1/WMB1 byte layouts (integer-payloads §9, §14) are
 //!   not in the seeds: PROVISIONAL (docs/assumptions.md).
 
 pub mod int_synth;
+pub mod jpegai;
 pub mod json;
 pub mod whm;
 
@@ -52,7 +54,7 @@ pub fn canonical(graphs: Vec<(String, Graph)>) -> Result<Lowered, Refusal> {
 }
 
 /// The lowerings, by their §13 identifiers.
-pub const LOWERINGS: [&str; 5] = ["int_synth/1", "whm1/1", "wam1/1", "wmb1/1", "world/1"];
+pub const LOWERINGS: [&str; 6] = ["int_synth/1", "whm1/1", "wam1/1", "wmb1/1", "world/1", "jpegai-int/1"];
 
 /// Lowers a set given as its files (name, bytes), by lowering identifier.
 pub fn lower(lowering: &str, files: &[(String, Vec<u8>)]) -> Result<Lowered, Refusal> {
@@ -69,6 +71,7 @@ pub fn lower(lowering: &str, files: &[(String, Vec<u8>)]) -> Result<Lowered, Ref
         "wam1/1" => whm::lower_wam1(one()?),
         "wmb1/1" => whm::lower_wmb1(one()?),
         "world/1" => whm::lower_world(one()?),
+        "jpegai-int/1" => jpegai::bundle(files).map(|b| b.lowered),
         other => Err(Refusal::new(
             Code::ModelMismatch,
             format!("{other:?} is not a lowering"),
