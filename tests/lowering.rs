@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use wai_oracle::bounds::certificate::Header;
 use wai_oracle::bounds::profile::Profile;
 use wai_oracle::bounds::profiles_met;
-use wai_oracle::lower::whm::{Form, Layer, Network, bound, network, predicate};
+use wai_oracle::lower::whm::{Form, Layer, bound, network, predicate};
 use wai_oracle::lower::{self, certify};
 use wai_oracle::refusal::Code;
 use wai_oracle::whg1::{self, Op, Policy};
@@ -33,7 +33,11 @@ fn random_network(rng: &mut ChaCha8Rng, form: Form) -> Value {
     let mut c: u64 = rng.random_range(1..=3);
     let mut layers = Vec::new();
     for _ in 0..rng.random_range(1..=4) {
-        let tags: &[u64] = if form == Form::Wam1 { &[0, 2, 3, 4] } else { &[0, 1, 2, 3, 4] };
+        let tags: &[u64] = if form == Form::Wam1 {
+            &[0, 2, 3, 4]
+        } else {
+            &[0, 1, 2, 3, 4]
+        };
         let layer = match pick(rng, tags) {
             tag @ (0 | 1) => {
                 let out: u64 = rng.random_range(1..=3);
@@ -71,7 +75,11 @@ fn nest(values: &[i64], dims: &[u64]) -> Value {
         None => json!(values[0]),
         Some((&n, rest)) => {
             let step: usize = rest.iter().product::<u64>() as usize;
-            Value::Array((0..n as usize).map(|i| nest(&values[i * step..(i + 1) * step], rest)).collect())
+            Value::Array(
+                (0..n as usize)
+                    .map(|i| nest(&values[i * step..(i + 1) * step], rest))
+                    .collect(),
+            )
         }
     }
 }
@@ -84,7 +92,9 @@ fn x_l_is_where_p_l_stops_holding_for_every_tag() {
     let mut seen = [0usize; 5];
     for _ in 0..3_000 {
         let form = pick(&mut rng, &[Form::Whm1, Form::Wam1]);
-        let Ok(net) = network(&random_network(&mut rng, form), form, "net") else { continue };
+        let Ok(net) = network(&random_network(&mut rng, form), form, "net") else {
+            continue;
+        };
         for layer in &net.layers {
             let tag = match layer {
                 Layer::Conv { transpose: true, .. } => 0,
@@ -95,7 +105,11 @@ fn x_l_is_where_p_l_stops_holding_for_every_tag() {
             };
             seen[tag] += 1;
             let Some(x) = bound(&net, layer, form) else {
-                assert_eq!(predicate(&net, layer, form, &BigInt::ZERO), Some(false), "no bound only when P(0) fails");
+                assert_eq!(
+                    predicate(&net, layer, form, &BigInt::ZERO),
+                    Some(false),
+                    "no bound only when P(0) fails"
+                );
                 continue;
             };
             if tag == 3 {
@@ -103,7 +117,11 @@ fn x_l_is_where_p_l_stops_holding_for_every_tag() {
             }
             assert_eq!(predicate(&net, layer, form, &x), Some(true), "P_ℓ(X_ℓ) holds");
             if x < BigInt::from(1u64 << 63) {
-                assert_eq!(predicate(&net, layer, form, &(&x + 1u32)), Some(false), "P_ℓ(X_ℓ + 1) fails");
+                assert_eq!(
+                    predicate(&net, layer, form, &(&x + 1u32)),
+                    Some(false),
+                    "P_ℓ(X_ℓ + 1) fails"
+                );
             }
         }
     }
@@ -132,7 +150,10 @@ fn every_set_the_lowering_accepts_meets_acc64() {
     let (mut accepted, mut refused) = (0, 0);
     for case in 0..2_000 {
         let (lowering, set) = match case % 3 {
-            0 => ("whm1/1", json!({ "h_s": random_network(&mut rng, Form::Whm1), "g_s": random_network(&mut rng, Form::Whm1) })),
+            0 => (
+                "whm1/1",
+                json!({ "h_s": random_network(&mut rng, Form::Whm1), "g_s": random_network(&mut rng, Form::Whm1) }),
+            ),
             1 => ("whm1/1", json!({ "g_s": random_network(&mut rng, Form::Whm1) })),
             _ => ("wam1/1", json!({ "g_s": random_network(&mut rng, Form::Wam1) })),
         };
@@ -143,7 +164,10 @@ fn every_set_the_lowering_accepts_meets_acc64() {
                 refused += 1;
             }
             Ok(lowered) => {
-                let header = Header { lowering: lowering.into(), ..Header::default() };
+                let header = Header {
+                    lowering: lowering.into(),
+                    ..Header::default()
+                };
                 match certify(&lowered, &header) {
                     // §15.3 item 3: a check range that holds no value its producer can give
                     // refuses the set at load (model_mismatch).
@@ -152,7 +176,10 @@ fn every_set_the_lowering_accepts_meets_acc64() {
                         refused += 1;
                     }
                     Ok((certified, _)) => {
-                        assert!(profiles_met(&certified).contains(&Profile::Acc64), "case {case}: an accepted set fails acc64\n{set}");
+                        assert!(
+                            profiles_met(&certified).contains(&Profile::Acc64),
+                            "case {case}: an accepted set fails acc64\n{set}"
+                        );
                         accepted += 1;
                     }
                 }
@@ -163,7 +190,13 @@ fn every_set_the_lowering_accepts_meets_acc64() {
 }
 
 fn synth(layers: Value) -> Result<lower::Lowered, wai_oracle::refusal::Refusal> {
-    lower::lower("int_synth/1", &[("int_synth.json".into(), json!({ "layers": layers }).to_string().into_bytes())])
+    lower::lower(
+        "int_synth/1",
+        &[(
+            "int_synth.json".into(),
+            json!({ "layers": layers }).to_string().into_bytes(),
+        )],
+    )
 }
 
 #[test]
@@ -185,7 +218,10 @@ fn int_synth_load_checks_refuse_with_payload_malformed() {
         ("a weight of 2^31", with("weight", json!([[[[1u64 << 31]]]]))),
         ("a bias of −2^31 − 1", with("bias", json!([-(1i64 << 31) - 1]))),
         ("the weight count", with("weight", json!([[[[1, 2]]]]))),
-        ("layers that do not chain", json!([ok, with("in_ch", json!(2))[0].clone()])),
+        (
+            "layers that do not chain",
+            json!([ok, with("in_ch", json!(2))[0].clone()]),
+        ),
     ];
     for (what, layers) in cases {
         let r = synth(layers).err().unwrap_or_else(|| panic!("{what} was accepted"));
@@ -202,8 +238,13 @@ fn int_synth_lowers_to_conv_transpose_relu_and_clamp_with_4_byte_widths() {
     assert_eq!(lowered.graphs[0].0, "synth");
     let g = whg1::load(&lowered.graphs[0].1).unwrap().graph;
     assert_eq!(g.tensors[0].policy, Policy::Check { lo: -128, hi: 127 });
-    let Op::ConvTranspose(c) = &g.nodes[0].op else { panic!("not a conv_transpose") };
-    assert_eq!((c.w_bytes, c.rq.bias.as_ref().unwrap().bytes, c.rq.shift_at(0)), (4, 4, 3));
+    let Op::ConvTranspose(c) = &g.nodes[0].op else {
+        panic!("not a conv_transpose")
+    };
+    assert_eq!(
+        (c.w_bytes, c.rq.bias.as_ref().unwrap().bytes, c.rq.shift_at(0)),
+        (4, 4, 3)
+    );
     assert!(c.rq.mult.is_none());
     assert!(matches!(g.nodes[1].op, Op::Relu));
     assert!(matches!(g.nodes[2].op, Op::Clamp { lo: 0, hi: 255 }));
