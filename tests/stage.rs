@@ -103,9 +103,7 @@ fn e8_every_slot_is_written_with_next_in_1_511_for_random_rows() {
 #[test]
 fn e8_every_slot_is_written_for_the_corpus_rows() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/ops-conformance/stage/mans_decode.jsonl");
-    let Ok(text) = std::fs::read_to_string(path) else {
-        return;
-    };
+    let text = std::fs::read_to_string(path).expect("the committed mans_decode vectors");
     let mut rows = 0;
     for line in text.lines() {
         let v: serde_json::Value = serde_json::from_str(line).unwrap();
