@@ -724,7 +724,11 @@ fn required_stage(op: &str) -> Vec<String> {
         .concat(),
         "coded" => vec!["true".into(), "false".into()],
         "scale_index" => [vec!["decode".into()], refuse(&["s", "n"])].concat(),
-        "block_stat" => [vec!["decode".into(), "partial".into()], refuse(&["b", "s", "range"])].concat(),
+        "block_stat" => [
+            vec!["decode".into(), "partial".into()],
+            refuse(&["side", "b", "s", "range"]),
+        ]
+        .concat(),
         "band_lookup" => [vec!["decode".into()], refuse(&["row", "entries"])].concat(),
         "residual_step" => [
             ["r=R", "r=-R", "r=R+1", "r=-R-1", "i32-limits"]
@@ -765,6 +769,8 @@ fn required_stage(op: &str) -> Vec<String> {
                 "row_counts",
                 "row_order",
                 "lengths",
+                "length",
+                "size",
             ]),
         ]
         .concat(),

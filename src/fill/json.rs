@@ -86,8 +86,8 @@ pub fn tensor(v: &Value, path: &str) -> Result<Tensor, Fail> {
     let shape = Shape::new(dim(0)?, dim(1)?, dim(2)?);
     let data_path = join(path, "data");
     let data = integers(member(o, "data", path)?, &data_path)?;
-    let want = u128::from(shape.c) * u128::from(shape.h) * u128::from(shape.w);
-    if data.len() as u128 != want {
+    let want = BigInt::from(shape.c) * shape.h * shape.w;
+    if BigInt::from(data.len()) != want {
         return Err(format!(
             "{data_path}: {} elements, and the shape has {want}",
             data.len()

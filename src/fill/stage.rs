@@ -144,14 +144,16 @@ pub fn compute(op: &str, i: &Map<String, Value>, m: &Map<String, Value>, escapes
                 return Err("in.shape: not [C, H, W]".into());
             }
             let shape = Shape::new(dim(0)?, dim(1)?, dim(2)?);
+            // `anchor` is read by checkerboard only, but is a boolean wherever it is given.
+            let anchor = match i.get("anchor") {
+                None => None,
+                Some(a) => Some(a.as_bool().ok_or("in.anchor: not true or false")?),
+            };
             let order = match string(member(i, "order", "in")?, "in.order")? {
                 "raster" => Order::Raster,
-                "checkerboard" => {
-                    let anchor = member(i, "anchor", "in")?
-                        .as_bool()
-                        .ok_or("in.anchor: not true or false")?;
-                    Order::Checkerboard { anchor }
-                }
+                "checkerboard" => Order::Checkerboard {
+                    anchor: anchor.ok_or("in.anchor: missing (checkerboard reads it)")?,
+                },
                 other => return Err(format!("in.order: {other:?} is neither raster nor checkerboard")),
             };
             coding_order(shape, order)

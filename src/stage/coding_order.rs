@@ -3,10 +3,8 @@
 //! the rest otherwise, each in raster order. Each element is named by its CHW position
 //! `(c·H + y)·W + x` (§14.1).
 
-use super::{Stop, require};
+use super::{Stop, extent};
 use crate::plan::Shape;
-use crate::refusal::Code;
-use crate::whg1::CAP;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Order {
@@ -17,13 +15,7 @@ pub enum Order {
 /// The positions in coding order. A shape has every side at least 1 (§3) and at most
 /// `2^26` elements (docs/assumptions.md).
 pub fn coding_order(shape: Shape, order: Order) -> Result<Vec<u64>, Stop> {
-    require(shape.c >= 1 && shape.h >= 1 && shape.w >= 1, "side", || {
-        format!("the shape {shape:?} has a side of 0")
-    })?;
-    let n = shape
-        .elems()
-        .filter(|&n| n <= CAP)
-        .ok_or_else(|| Stop::new(-1, Code::TooLarge, "size", "the shape passes 2^26 elements"))?;
+    let n = extent(shape)?;
     let keep = |y: u64, x: u64| match order {
         Order::Raster => true,
         Order::Checkerboard { anchor } => (y + x).is_multiple_of(2) == anchor,

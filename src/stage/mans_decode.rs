@@ -7,7 +7,8 @@
 use super::{Stop, require};
 use crate::num::{floor_div, modulo, pow2, wrap16};
 use crate::refusal::Code;
-use num_bigint::BigInt;
+use crate::whg1::CAP;
+use num_bigint::{BigInt, Sign};
 use num_traits::{ToPrimitive, Zero};
 
 /// The window would need bits or bytes the stream does not hold.
@@ -359,9 +360,12 @@ pub fn decode_fac_traced(memory: &[u8], d: &Fac, escapes: &mut Vec<Escaped>) -> 
         "there is not one length for each row".into()
     })?;
     for (r, l) in d.lengths.iter().enumerate() {
-        require(l.to_usize().is_some(), "length", || {
-            format!("length {r} is not a count")
-        })?;
+        require(l.sign() != Sign::Minus, "length", || format!("length {r} is negative"))?;
+    }
+    // The symbols are one tensor's worth at most (§3's cap; docs/assumptions.md S7).
+    let total: BigInt = d.lengths.iter().sum();
+    if total > BigInt::from(CAP) {
+        return Err(Stop::new(-1, Code::TooLarge, "size", "the lengths pass 2^26 symbols"));
     }
     let zp = zp();
     let mut tz = vec![BigInt::zero(); 256];

@@ -16,7 +16,9 @@ pub mod mans_decode;
 pub mod rans64_decode;
 pub mod scalar;
 
+use crate::plan::Shape;
 use crate::refusal::Code;
+use crate::whg1::CAP;
 
 /// A stage operator's refusal: its code, where it arose (§14.1 *The refusal index*), the
 /// rule that gave it (a short name the coverage tool reads, never committed), and why.
@@ -50,4 +52,17 @@ impl Stop {
 /// `Err(Stop::condition(rule, why))` unless `ok`.
 pub fn require(ok: bool, rule: &'static str, why: impl FnOnce() -> String) -> Result<(), Stop> {
     if ok { Ok(()) } else { Err(Stop::condition(rule, why())) }
+}
+
+/// A stage operand's shape, which like every tensor's has each side at least 1 (a condition)
+/// and at most `2^26` elements (`too_large`, `at = −1`), both before any element is formed
+/// (§3; docs/assumptions.md S5).
+pub fn extent(shape: Shape) -> Result<u64, Stop> {
+    require(shape.c >= 1 && shape.h >= 1 && shape.w >= 1, "side", || {
+        format!("the shape {shape:?} has a side of 0")
+    })?;
+    shape
+        .elems()
+        .filter(|&n| n <= CAP)
+        .ok_or_else(|| Stop::new(-1, Code::TooLarge, "size", "the shape passes 2^26 elements"))
 }
