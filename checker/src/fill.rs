@@ -1,4 +1,5 @@
-//! The `fill` protocol (docs/protocol.md): request lines in, canonical filled lines out.
+//! The `fill` protocol (docs/protocol.md): request lines in, canonical filled lines out. A line whose
+//! object has an `"op"` member is a stage-operator vector ([`crate::stage`]); any other a graph vector.
 
 use crate::canon::{self, J};
 use crate::load;
@@ -89,11 +90,13 @@ fn tensor(v: &Value, field: &str) -> Result<ReqTensor, Bad> {
         raw_shape.push(s.to_string());
     }
     let data_v = array(&m["data"], &format!("{field}.data"))?;
-    let n = u128::from(shape[0]) * u128::from(shape[1]) * u128::from(shape[2]);
-    if data_v.len() as u128 != n {
+    // Three sides below 2^64 can pass u128: such a product holds no request's data.
+    let n = shape.iter().try_fold(1u128, |n, &d| n.checked_mul(u128::from(d)));
+    if n != Some(data_v.len() as u128) {
+        let [c, h, w] = shape;
         return bad(
             &format!("{field}.data"),
-            &format!("holds {} elements, not C·H·W = {n}", data_v.len()),
+            &format!("holds {} elements, not C·H·W = {c}·{h}·{w}", data_v.len()),
         );
     }
     let mut data = Vec::with_capacity(data_v.len());
@@ -111,12 +114,8 @@ fn tensor(v: &Value, field: &str) -> Result<ReqTensor, Bad> {
     })
 }
 
-fn parse(line: &str) -> Result<Request, Bad> {
-    let v: Value = match serde_json::from_str(line) {
-        Ok(v) => v,
-        Err(e) => return Err(format!("not JSON: {e}")),
-    };
-    let m = members(&v, "", &["decodes", "graph", "id"], &["load", "profiles"])?;
+fn parse(v: &Value) -> Result<Request, Bad> {
+    let m = members(v, "", &["decodes", "graph", "id"], &["load", "profiles"])?;
     let id = match m["id"].as_str() {
         Some(s) if canon::printable(s) => s.to_string(),
         Some(_) => return bad("id", "not printable ASCII"),
@@ -191,7 +190,12 @@ impl From<Bug> for LineError {
 
 /// Fills one request line; returns the canonical filled line, without its line feed.
 pub fn fill_line(line: &str) -> Result<String, LineError> {
-    let req = parse(line).map_err(LineError::Bad)?;
+    let v: Value = serde_json::from_str(line).map_err(|e| LineError::Bad(format!("not JSON: {e}")))?;
+    // A stage-operator vector has an "op" member (docs/protocol.md); other lines are graph vectors.
+    if v.as_object().is_some_and(|m| m.contains_key("op")) {
+        return crate::stage::fill_line(&v);
+    }
+    let req = parse(&v).map_err(LineError::Bad)?;
     let loaded = load::load(&req.graph);
     let (load_j, profiles, decodes) = match &loaded {
         Err(code) => (J::str(code.name()), vec![J::str("acc32"), J::str("acc64")], Vec::new()),

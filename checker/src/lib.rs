@@ -12,8 +12,10 @@
 //! - [`ops`]: the 30 graph operators (§5);
 //! - [`run`]: run steps 1–4 and sequences with state (§4, §10.3);
 //! - [`bounds`]: the bounds pass, profiles, flags, verdict and certificate (§7–§9);
+//! - [`stage`]: the stage operators of §5E (E1–E9 and E13) and stage-operator vectors (§14.1);
 //! - [`fill`], [`certify`]: the two commands (docs/protocol.md);
-//! - [`testgen`]: a `WHG1` writer, random graphs and differential runs, for tests.
+//! - [`testgen`]: a `WHG1` writer, random graphs, an E1 encoder, random stage requests and
+//!   differential runs, for tests.
 //!
 //! # Method, where it differs from the spec's definitions
 //!
@@ -26,6 +28,13 @@
 //! - Partial-sum intervals of `conv` and `conv_transpose` use §8.2's closed form from `S⁺` and `S⁻`
 //!   per output channel (and per residue), the term hull from the extreme weights; an `rq` whose
 //!   fields are one value for every channel is bounded once, not per channel.
+//! - Stage operators compute at their §5E widths: E1's state and E8's window are `u64`, E8's states
+//!   `u8`. E1 finds a symbol by a slot → index lookup table; E8's `nb` and `Zp` are a closed form
+//!   (`8 − ⌊log2 v⌋` doublings) in place of the counter. E9 uses its 32-bit form under its
+//!   conditions, else checked `i64`. E2 is formed digit by digit in `i128` (a running value past
+//!   `2^67` can never return), E5 and E6 round in `I256`. Request values past those widths are
+//!   exact decimal values (`stage::dec`): compared digit by digit, summed by columns, divided by
+//!   `2^s` by long division with a `U256` remainder; never wrapped.
 
 pub mod bounds;
 pub mod canon;
@@ -36,5 +45,6 @@ pub mod num;
 pub mod ops;
 pub mod plan;
 pub mod run;
+pub mod stage;
 pub mod testgen;
 pub mod whg1;

@@ -144,3 +144,72 @@ pub fn run(other: &Path, seeds: std::ops::Range<u64>, dir: &Path) -> std::io::Re
     }
     Ok(report)
 }
+
+/// What a stage run found.
+#[derive(Default, Debug)]
+pub struct StageReport {
+    pub requests: u64,
+    /// Per operator: requests, and those refused (by code).
+    pub by_op: std::collections::BTreeMap<String, (u64, std::collections::BTreeMap<String, u64>)>,
+    /// One entry per differing line: its id and the fields that differ.
+    pub differences: Vec<String>,
+}
+
+/// Runs `requests` (stage request lines) through `other fill` and through this checker, into
+/// `dir`, and compares them line by line.
+pub fn compare_stage(other: &Path, requests: &str, dir: &Path) -> std::io::Result<StageReport> {
+    std::fs::create_dir_all(dir)?;
+    let mut report = StageReport::default();
+    let req_path = dir.join("stage-requests.jsonl");
+    std::fs::write(&req_path, requests)?;
+    let out = Command::new(other).arg("fill").arg("--in").arg(&req_path).output()?;
+    let theirs = String::from_utf8_lossy(&out.stdout).into_owned();
+    let mut mine = String::new();
+    let mut errs = Vec::new();
+    fill::fill(requests.as_bytes(), &mut mine, &mut |m| errs.push(m));
+    std::fs::write(dir.join("stage-other.jsonl"), &theirs)?;
+    std::fs::write(dir.join("stage-checker.jsonl"), &mine)?;
+    let their_err = String::from_utf8_lossy(&out.stderr);
+    if !their_err.trim().is_empty() || !errs.is_empty() {
+        report.differences.push(format!(
+            "stderr: other {:?} vs checker {:?}",
+            their_err.trim(),
+            errs.join("; ")
+        ));
+    }
+    let (a, b): (Vec<&str>, Vec<&str>) = (theirs.lines().collect(), mine.lines().collect());
+    if a.len() != b.len() {
+        report
+            .differences
+            .push(format!("line counts: other {} vs checker {}", a.len(), b.len()));
+    }
+    for (x, y) in a.iter().zip(&b) {
+        report.requests += 1;
+        let v: Value = serde_json::from_str(y).unwrap_or(Value::Null);
+        let entry = report
+            .by_op
+            .entry(v["op"].as_str().unwrap_or("?").to_string())
+            .or_default();
+        entry.0 += 1;
+        if let Some(code) = v["expect"]["refuse"].as_str() {
+            *entry
+                .1
+                .entry(format!("{code}@{}", v["expect"]["at"].as_str().unwrap_or("?")))
+                .or_default() += 1;
+        }
+        if x != y {
+            report.differences.push(describe(v["id"].as_str().unwrap_or("?"), x, y));
+        }
+    }
+    Ok(report)
+}
+
+/// The stage requests of `seeds` (testgen::stage) through `other` and this checker.
+pub fn run_stage(other: &Path, seeds: std::ops::Range<u64>, dir: &Path) -> std::io::Result<StageReport> {
+    let mut requests = String::new();
+    for seed in seeds {
+        requests.push_str(&super::stage::request(seed));
+        requests.push('\n');
+    }
+    compare_stage(other, &requests, dir)
+}

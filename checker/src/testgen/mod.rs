@@ -3,4 +3,5 @@
 
 pub mod differential;
 pub mod random;
+pub mod stage;
 pub mod writer;

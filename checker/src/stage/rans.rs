@@ -1,0 +1,525 @@
+//! E1 `rans64_decode` (§5E) over the reconstructed core of docs/assumptions.md E1 (PROVISIONAL:
+//! integer-payloads §2 is not in the seeds).
+//!
+//! The state is a `u64` and every step is exact in it: a symbol step forms at most
+//! `f·(⌊x / 2^16⌋ + 1) − 1 ≤ 2^64 − 1`, and a renormalisation `x·2^32 + word` with `x < 2^31`. A
+//! symbol is found by a table lookup (slot → index, built once per table read) rather than by a
+//! search over `cdf`.
+
+use super::dec::Dec;
+use super::{Code, Refusal, SR};
+
+/// The table rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TableRule {
+    T4097,
+    T2,
+}
+
+/// The escape rule; `strict`'s bounds as the request gives them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Escape {
+    Lenient,
+    Strict { lo: Dec, hi: Dec },
+}
+
+/// The end rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum End {
+    Canonical,
+    FinalOnly,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Modes {
+    pub table: TableRule,
+    pub escape: Escape,
+    pub end: End,
+}
+
+/// A table as the request gives it.
+#[derive(Clone, Debug)]
+pub struct TableIn {
+    pub cdf: Vec<Dec>,
+    pub offset: Dec,
+}
+
+/// A table that met its rule: `cdf`, its offset, and (once read) its slot lookup.
+struct Table {
+    cdf: Vec<u32>,
+    offset: i64,
+    lookup: Option<Vec<u16>>,
+}
+
+impl Table {
+    /// The index `k` with `cdf[k] ≤ slot < cdf[k+1]`, for each of the `2^16` slots.
+    fn lookup(&mut self) -> &[u16] {
+        let cdf = &self.cdf;
+        self.lookup.get_or_insert_with(|| {
+            let mut l = vec![0u16; 1 << 16];
+            for (k, w) in cdf.windows(2).enumerate() {
+                l[w[0] as usize..w[1] as usize].fill(k as u16);
+            }
+            l
+        })
+    }
+}
+
+/// Whether `cdf` meets the table rule: length within the rule, `cdf[0] = 0`, `cdf[n−1] = 65536`,
+/// strictly increasing.
+fn table_ok(cdf: &[Dec], rule: TableRule) -> Option<Vec<u32>> {
+    let n = cdf.len();
+    let (min_n, max_n) = match rule {
+        TableRule::T4097 => (3, 4097),
+        TableRule::T2 => (2, 65537),
+    };
+    if n < min_n || n > max_n {
+        return None;
+    }
+    let vals: Vec<i128> = cdf.iter().map(Dec::clamped).collect();
+    if vals[0] != 0 || vals[n - 1] != 65536 || vals.windows(2).any(|w| w[0] >= w[1]) {
+        return None;
+    }
+    Some(vals.iter().map(|&v| v as u32).collect())
+}
+
+/// The state and the words of a stream.
+struct Coder<'a> {
+    x: u64,
+    words: &'a [u8],
+    next: usize,
+    /// The stream has run out: a renormalisation found no word left.
+    ran_out: bool,
+    /// It ran out during the current symbol's decode.
+    ran_out_now: bool,
+}
+
+impl Coder<'_> {
+    /// E1 item 4: one word when `x < 2^31`; with none left the state stands.
+    fn renorm(&mut self) {
+        if self.x < 1 << 31 {
+            match self.words.get(4 * self.next..4 * self.next + 4) {
+                Some(w) => {
+                    let w = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
+                    self.x = (self.x << 32) | u64::from(w);
+                    self.next += 1;
+                }
+                None => {
+                    self.ran_out = true;
+                    self.ran_out_now = true;
+                }
+            }
+        }
+    }
+
+    /// `bits(k)`, `k ≤ 4` here: `x mod 2^k`, then `x = ⌊x / 2^k⌋`.
+    fn bits(&mut self, k: u32) -> u32 {
+        let v = (self.x & ((1 << k) - 1)) as u32;
+        self.x >>= k;
+        self.renorm();
+        v
+    }
+
+    /// A symbol step against `t`: the index `k` of the slot's interval.
+    fn symbol(&mut self, t: &mut Table) -> usize {
+        let slot = (self.x & 0xFFFF) as usize;
+        let k = usize::from(t.lookup()[slot]);
+        let (c0, c1) = (u64::from(t.cdf[k]), u64::from(t.cdf[k + 1]));
+        self.x = (c1 - c0) * (self.x >> 16) + slot as u64 - c0;
+        self.renorm();
+        k
+    }
+
+    fn canonical_end(&self) -> bool {
+        4 * self.next == self.words.len() && self.x == 1 << 31
+    }
+}
+
+/// §5E's value for an escape's `raw`: `−⌊raw/2⌋ − 1` when odd, `⌊raw/2⌋ + (n − 2)` when even.
+fn escape_value(raw: u64, n: usize) -> i64 {
+    let half = (raw / 2) as i64;
+    if raw % 2 == 1 { -half - 1 } else { half + (n as i64 - 2) }
+}
+
+fn sat_i32(v: i64) -> i64 {
+    v.clamp(i32::MIN.into(), i32::MAX.into())
+}
+
+/// Decodes the symbols of `reads`, or refuses with E1's code and §14.1's `at`.
+pub fn decode(stream: &[u8], tables: &[TableIn], reads: &[Dec], modes: &Modes) -> SR<Vec<i64>> {
+    let mismatch = Err(Refusal {
+        code: Code::ModelMismatch,
+        at: -1,
+    });
+    // The conditions, before any symbol.
+    if stream.len() < 8 || !stream.len().is_multiple_of(4) {
+        return mismatch;
+    }
+    let mut ts = Vec::with_capacity(tables.len());
+    for t in tables {
+        let Some(cdf) = table_ok(&t.cdf, modes.table) else {
+            return mismatch;
+        };
+        let Some(offset) = t.offset.to_i64().filter(|o| i32::try_from(*o).is_ok()) else {
+            return mismatch;
+        };
+        ts.push(Table {
+            cdf,
+            offset,
+            lookup: None,
+        });
+    }
+    let bounds = match &modes.escape {
+        Escape::Lenient => None,
+        Escape::Strict { lo, hi } => {
+            let fit = |v: &Dec| v.to_i64().filter(|v| i32::try_from(*v).is_ok());
+            match (fit(lo), fit(hi)) {
+                (Some(lo), Some(hi)) if lo <= hi => Some((lo, hi)),
+                _ => return mismatch,
+            }
+        }
+    };
+    let mut which = Vec::with_capacity(reads.len());
+    for r in reads {
+        match r.to_i64() {
+            Some(i) if i >= 0 && (i as u64) < ts.len() as u64 => which.push(i as usize),
+            _ => return mismatch,
+        }
+    }
+    // The decode.
+    let mut c = Coder {
+        x: u64::from_le_bytes(stream[..8].try_into().expect("8 bytes")),
+        words: &stream[8..],
+        next: 0,
+        ran_out: false,
+        ran_out_now: false,
+    };
+    let canonical = modes.end == End::Canonical;
+    let mut out = Vec::with_capacity(reads.len());
+    for (i, &ti) in which.iter().enumerate() {
+        let at = i as i64;
+        let refuse = |code| Err(Refusal { code, at });
+        let t = &mut ts[ti];
+        c.ran_out_now = false;
+        let n = t.cdf.len();
+        let k = c.symbol(t);
+        let escape = k == n - 2;
+        let (symbol, count, last_group) = if !escape {
+            // Every lenient symbol is saturated, a direct one too (docs/assumptions.md E1 item 6).
+            let direct = k as i64 + t.offset;
+            (if bounds.is_none() { sat_i32(direct) } else { direct }, 0, 0)
+        } else if bounds.is_none() {
+            // lenient: continuation groups while the group just read is 15 and the stream has
+            // not run out, at most 8 of them; the count clamped to 8; the value and the symbol
+            // saturated to i32.
+            let mut g = c.bits(4);
+            let mut count = g;
+            let mut more = 0;
+            while g == 15 && !c.ran_out && more < 8 {
+                g = c.bits(4);
+                count += g;
+                more += 1;
+            }
+            let mut raw = 0u64;
+            for j in 0..count.min(8) {
+                raw |= u64::from(c.bits(4)) << (4 * j);
+            }
+            let value = sat_i32(escape_value(raw, n));
+            (sat_i32(value + t.offset), 0, 0)
+        } else {
+            // strict: one count and no continuation group; nothing saturated.
+            let count = c.bits(4);
+            let (mut raw, mut last) = (0u64, 0);
+            if count <= 8 {
+                for j in 0..count {
+                    last = c.bits(4);
+                    raw |= u64::from(last) << (4 * j);
+                }
+            }
+            (escape_value(raw, n) + t.offset, count, last)
+        };
+        // The checks on one symbol, in order.
+        if canonical && c.ran_out_now {
+            return refuse(Code::StreamExhausted);
+        }
+        if let Some((lo, hi)) = bounds {
+            if escape && count > 8 {
+                return refuse(Code::StreamNoncanonical);
+            }
+            if escape && count >= 1 && last_group == 0 {
+                return refuse(Code::StreamNoncanonical);
+            }
+            if !(lo..=hi).contains(&symbol) {
+                return refuse(Code::FieldRange);
+            }
+        }
+        out.push(symbol);
+    }
+    let at = reads.len() as i64;
+    match modes.end {
+        End::Canonical if !c.canonical_end() => Err(Refusal {
+            code: Code::StreamNoncanonical,
+            at,
+        }),
+        End::FinalOnly if c.ran_out => Err(Refusal {
+            code: Code::StreamExhausted,
+            at,
+        }),
+        _ => Ok(out),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testgen::random::Rng;
+    use crate::testgen::stage::{Step, encode, escape_steps, random_cdf};
+
+    fn di(v: i128) -> Dec {
+        Dec::from_i128(v)
+    }
+
+    fn table(cdf: &[u32], offset: i64) -> TableIn {
+        TableIn {
+            cdf: cdf.iter().map(|&v| di(v.into())).collect(),
+            offset: di(offset.into()),
+        }
+    }
+
+    fn modes(table: TableRule, escape: Escape, end: End) -> Modes {
+        Modes { table, escape, end }
+    }
+
+    fn strict(lo: i64, hi: i64) -> Escape {
+        Escape::Strict {
+            lo: di(lo.into()),
+            hi: di(hi.into()),
+        }
+    }
+
+    fn refused(r: SR<Vec<i64>>) -> (Code, i64) {
+        let e = r.unwrap_err();
+        (e.code, e.at)
+    }
+
+    /// The steps that encode `value` against `cdf` (escape when it is not a direct index).
+    fn steps_for(cdf: &[u32], value: i64) -> Vec<Step> {
+        let n = cdf.len();
+        if value >= 0 && value < n as i64 - 2 {
+            vec![Step::Symbol {
+                cdf: cdf.to_vec(),
+                k: value as usize,
+            }]
+        } else {
+            let mut s = vec![Step::Symbol {
+                cdf: cdf.to_vec(),
+                k: n - 2,
+            }];
+            s.extend(escape_steps(value, n));
+            s
+        }
+    }
+
+    #[test]
+    fn round_trip_every_mode() {
+        let mut r = Rng::new(41);
+        for case in 0..400 {
+            let rule = if case % 2 == 0 { TableRule::T4097 } else { TableRule::T2 };
+            let ntab = r.range(1, 3) as usize;
+            let cdfs: Vec<Vec<u32>> = (0..ntab).map(|_| random_cdf(&mut r, rule == TableRule::T2)).collect();
+            let offsets: Vec<i64> = (0..ntab).map(|_| r.range(-1000, 1000)).collect();
+            let nsym = r.range(0, 40) as usize;
+            let mut steps = Vec::new();
+            let mut reads = Vec::new();
+            let mut want = Vec::new();
+            for _ in 0..nsym {
+                let ti = r.below(ntab as u64) as usize;
+                let n = cdfs[ti].len() as i64;
+                let value = match r.below(4) {
+                    0 => r.range(-(1 << 31), (1 << 31) - 1 + n - 2),
+                    1 => r.range(-300, 300),
+                    _ => r.range(0, n - 1),
+                };
+                steps.extend(steps_for(&cdfs[ti], value));
+                reads.push(di(ti as i128));
+                want.push(value + offsets[ti]);
+            }
+            let stream = encode(&steps);
+            let tables: Vec<TableIn> = cdfs.iter().zip(&offsets).map(|(c, &o)| table(c, o)).collect();
+            for end in [End::Canonical, End::FinalOnly] {
+                let m = modes(rule, strict(i32::MIN.into(), i32::MAX.into()), end);
+                assert_eq!(decode(&stream, &tables, &reads, &m), Ok(want.clone()), "case {case}");
+                // lenient decodes the same streams (counts ≤ 8, no group of 15 as a count),
+                // saturating to i32.
+                let m = modes(rule, Escape::Lenient, end);
+                let sat: Vec<i64> = want.iter().map(|&v| sat_i32(v)).collect();
+                assert_eq!(decode(&stream, &tables, &reads, &m), Ok(sat), "case {case}");
+            }
+            // One word short: the stream runs out (canonical), or has run out (final_only).
+            if stream.len() > 8 {
+                let short = &stream[..stream.len() - 4];
+                let m = modes(rule, Escape::Lenient, End::Canonical);
+                assert_eq!(refused(decode(short, &tables, &reads, &m)).0, Code::StreamExhausted);
+                let m = modes(rule, Escape::Lenient, End::FinalOnly);
+                assert_eq!(
+                    refused(decode(short, &tables, &reads, &m)),
+                    (Code::StreamExhausted, nsym as i64)
+                );
+            }
+            // One word more: not a canonical end; final_only accepts it.
+            let mut long = stream.clone();
+            long.extend_from_slice(&[1, 2, 3, 4]);
+            let m = modes(rule, Escape::Lenient, End::Canonical);
+            assert_eq!(
+                refused(decode(&long, &tables, &reads, &m)),
+                (Code::StreamNoncanonical, nsym as i64)
+            );
+            let m = modes(rule, Escape::Lenient, End::FinalOnly);
+            assert!(decode(&long, &tables, &reads, &m).is_ok());
+        }
+    }
+
+    #[test]
+    fn strict_checks_in_order() {
+        let cdf = [0u32, 30000, 65536]; // n = 3: index 0 direct, index 1 the escape
+        let t = [table(&cdf, 0)];
+        let esc = Step::Symbol {
+            cdf: cdf.to_vec(),
+            k: 1,
+        };
+        let reads = [di(0)];
+        let run = |steps: &[Step], lo: i64, hi: i64, end: End| {
+            decode(
+                &encode(steps),
+                &t,
+                &reads,
+                &modes(TableRule::T4097, strict(lo, hi), end),
+            )
+        };
+        for end in [End::Canonical, End::FinalOnly] {
+            // count > 8: no group read, refused as non-canonical.
+            let s = [esc.clone(), Step::Bits { k: 4, v: 9 }];
+            assert_eq!(refused(run(&s, -100, 100, end)), (Code::StreamNoncanonical, 0));
+            // A last group of 0.
+            let s = [
+                esc.clone(),
+                Step::Bits { k: 4, v: 2 },
+                Step::Bits { k: 4, v: 4 },
+                Step::Bits { k: 4, v: 0 },
+            ];
+            assert_eq!(refused(run(&s, -100, 100, end)), (Code::StreamNoncanonical, 0));
+            // ... which comes before a symbol out of range (raw = 4 → value 3).
+            assert_eq!(refused(run(&s, 5, 100, end)), (Code::StreamNoncanonical, 0));
+            // count 0: raw = 0, value n − 2 = 1; out of [2, 3].
+            let s = [esc.clone(), Step::Bits { k: 4, v: 0 }];
+            assert_eq!(run(&s, 1, 1, end), Ok(vec![1]));
+            assert_eq!(refused(run(&s, 2, 3, end)), (Code::FieldRange, 0));
+            // A direct symbol out of range.
+            let s = [Step::Symbol {
+                cdf: cdf.to_vec(),
+                k: 0,
+            }];
+            assert_eq!(refused(run(&s, 1, 3, end)), (Code::FieldRange, 0));
+        }
+        // Under canonical, running out comes before count > 8. x0 = 2^16 + 30009: the escape's step
+        // leaves 35536 + 9 < 2^31 with no word to read, and bits(4) then gives 9.
+        let cut = (65536u64 + 30009).to_le_bytes();
+        let m = modes(TableRule::T4097, strict(-100, 100), End::Canonical);
+        assert_eq!(refused(decode(&cut, &t, &reads, &m)), (Code::StreamExhausted, 0));
+        // final_only: the symbol's own check comes first.
+        let m = modes(TableRule::T4097, strict(-100, 100), End::FinalOnly);
+        assert_eq!(refused(decode(&cut, &t, &reads, &m)).0, Code::StreamNoncanonical);
+    }
+
+    #[test]
+    fn conditions_refuse_before_any_symbol() {
+        let ok = [0u32, 100, 65536];
+        let st = encode(&[]);
+        let m = modes(TableRule::T4097, Escape::Lenient, End::Canonical);
+        let c = |stream: &[u8], t: &[TableIn], reads: &[Dec], m: &Modes| refused(decode(stream, t, reads, m));
+        let mm = (Code::ModelMismatch, -1);
+        assert_eq!(decode(&st, &[], &[], &m), Ok(vec![]));
+        assert_eq!(c(&st[..4], &[], &[], &m), mm);
+        assert_eq!(c(&[0; 10], &[], &[], &m), mm);
+        assert_eq!(c(&st, &[table(&ok, 0)], &[di(1)], &m), mm);
+        assert_eq!(c(&st, &[table(&ok, 0)], &[di(-1)], &m), mm);
+        assert_eq!(c(&st, &[table(&ok, 1 << 31)], &[], &m), mm);
+        assert_eq!(c(&st, &[table(&ok, -(1 << 31) - 1)], &[], &m), mm);
+        assert_eq!(decode(&st, &[table(&ok, -(1 << 31))], &[], &m), Ok(vec![]));
+        for bad in [
+            &[0u32, 65536][..],
+            &[1, 100, 65536],
+            &[0, 100, 65535],
+            &[0, 100, 100, 65536],
+        ] {
+            assert_eq!(c(&st, &[table(bad, 0)], &[], &m), mm, "{bad:?}");
+        }
+        let t2 = modes(TableRule::T2, Escape::Lenient, End::Canonical);
+        assert_eq!(decode(&st, &[table(&[0, 65536], 0)], &[], &t2), Ok(vec![]));
+        let full: Vec<u32> = (0..=65536).collect();
+        assert_eq!(decode(&st, &[table(&full, 0)], &[], &t2), Ok(vec![]));
+        assert_eq!(c(&st, &[table(&full, 0)], &[], &m), mm);
+        let long: Vec<u32> = (0..4097).map(|i| i * 15).chain([65536]).collect();
+        assert_eq!(c(&st, &[table(&long, 0)], &[], &m), mm);
+        assert_eq!(
+            decode(&st, &[table(&long[1..], 0)], &[], &m),
+            Err(Refusal {
+                code: Code::ModelMismatch,
+                at: -1
+            })
+        );
+        let mut l2 = long.clone();
+        l2.remove(1);
+        assert_eq!(decode(&st, &[table(&l2, 0)], &[], &m), Ok(vec![]));
+        let s = modes(TableRule::T4097, strict(3, 2), End::Canonical);
+        assert_eq!(c(&st, &[], &[], &s), mm);
+        let s = modes(TableRule::T4097, strict(0, 1 << 31), End::Canonical);
+        assert_eq!(c(&st, &[], &[], &s), mm);
+    }
+
+    #[test]
+    fn lenient_continuation_and_saturation() {
+        let cdf = [0u32, 65535, 65536];
+        let t = [table(&cdf, i32::MAX.into())];
+        let esc = Step::Symbol {
+            cdf: cdf.to_vec(),
+            k: 1,
+        };
+        let m = modes(TableRule::T4097, Escape::Lenient, End::Canonical);
+        // 15 + 15 + 3 = 33, clamped to 8 groups; raw = 0xFFFFFFFE → value 2^31 − 1 + 1, saturated;
+        // then the symbol saturated.
+        let mut s = vec![
+            esc.clone(),
+            Step::Bits { k: 4, v: 15 },
+            Step::Bits { k: 4, v: 15 },
+            Step::Bits { k: 4, v: 3 },
+        ];
+        s.push(Step::Bits { k: 4, v: 0xE });
+        s.extend((0..7).map(|_| Step::Bits { k: 4, v: 0xF }));
+        assert_eq!(decode(&encode(&s), &t, &[di(0)], &m), Ok(vec![i32::MAX.into()]));
+        // A direct symbol is saturated too: k + o = 0 + (2^31 − 1), then 1 + (2^31 − 1) → 2^31 − 1.
+        let s = [Step::Symbol {
+            cdf: cdf.to_vec(),
+            k: 0,
+        }];
+        assert_eq!(decode(&encode(&s), &t, &[di(0)], &m), Ok(vec![i32::MAX.into()]));
+        let t1 = [table(&[0, 100, 200, 65536], i32::MAX.into())];
+        let s = [Step::Symbol {
+            cdf: vec![0, 100, 200, 65536],
+            k: 1,
+        }];
+        assert_eq!(decode(&encode(&s), &t1, &[di(0)], &m), Ok(vec![i32::MAX.into()]));
+        // Under strict nothing is saturated: 2^31 is past hi = 2^31 − 1.
+        let strict_modes = modes(TableRule::T4097, strict(0, i32::MAX.into()), End::Canonical);
+        assert_eq!(
+            refused(decode(&encode(&s), &t1, &[di(0)], &strict_modes)),
+            (Code::FieldRange, 0)
+        );
+        // A count of 15 followed by groups that are not 15: 15 + 2 = 17 → 8 value groups.
+        let mut s = vec![esc, Step::Bits { k: 4, v: 15 }, Step::Bits { k: 4, v: 2 }];
+        s.extend((0..8).map(|j| Step::Bits { k: 4, v: j }));
+        let t0 = [table(&cdf, 0)];
+        let raw: i64 = (0..8).map(|j| j << (4 * j)).sum();
+        assert_eq!(decode(&encode(&s), &t0, &[di(0)], &m), Ok(vec![raw / 2 + 1]));
+    }
+}

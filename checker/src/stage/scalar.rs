@@ -1,0 +1,555 @@
+//! The stage operators without a stream: E2 `dequantize`, E3 `bucket`, E4 `coded`, E5
+//! `scale_index`, E6 `block_stat`, E7 `band_lookup`, E9 `residual_step` and E13 `coding_order`
+//! (§5E).
+//!
+//! Each computes in its fixed width (§5E, §7.4). Request values are [`Dec`]s of any length; where one
+//! passes the width, the operator says why and how it is handled, never by wrapping.
+
+use super::dec::Dec;
+use super::{Code, Refusal, SR};
+use ethnum::I256;
+
+/// A condition refusal: before any element, `at = −1`.
+fn cond<T>(code: Code) -> SR<T> {
+    Err(Refusal { code, at: -1 })
+}
+
+/// Whether `v` lies in `[lo, hi]`, for bounds that fit i128.
+fn within(v: &Dec, lo: i128, hi: i128) -> bool {
+    (lo..=hi).contains(&v.clamped())
+}
+
+/// E2 `dequantize(sym, f, base) = sym·2^f + base`. Every refusal is `field_range` with `at = 0`
+/// (§14.1, docs/assumptions.md S1): `f` outside `0..=62`, or a value that does not fit i64.
+///
+/// The value is formed digit by digit (Horner over the decimal columns of `sym` and `base`, each
+/// column contributing `s_i·2^f + b_i`, `|·| < 2^66`) in i128. Once the running value reaches
+/// `M = 2^67` in magnitude it can never come back: `|10·a + t| ≥ 10·M − 2^66 > M`. Then the value
+/// does not fit i64 and is refused; until then every partial value is below `2^71`.
+pub fn dequantize(sym: &Dec, f: &Dec, base: &Dec) -> SR<i64> {
+    let refuse = Err(Refusal {
+        code: Code::FieldRange,
+        at: 0,
+    });
+    let f = match f.to_i128() {
+        Some(f) if (0..=62).contains(&f) => f as u32,
+        _ => return refuse,
+    };
+    let width = sym.digits().len().max(base.digits().len());
+    let column = |x: &Dec, i: usize| -> i128 {
+        // The digit of 10^(width − 1 − i), signed.
+        let ds = x.digits();
+        let pad = width - ds.len();
+        let d = if i < pad { 0 } else { i128::from(ds[i - pad]) };
+        if x.is_neg() { -d } else { d }
+    };
+    const M: i128 = 1 << 67;
+    let mut acc: i128 = 0;
+    for i in 0..width {
+        acc = acc * 10 + (column(sym, i) << f) + column(base, i);
+        if acc.abs() >= M {
+            return refuse;
+        }
+    }
+    i64::try_from(acc).or(refuse)
+}
+
+/// E3's rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BucketRule {
+    Ceil,
+    Floor,
+}
+
+/// E3 `bucket(σ, e, rule)`: comparisons only. `ceil` needs `N ≥ 1` edges (docs/assumptions.md S2);
+/// `floor` needs `N − 1 ≥ 1` edges, non-decreasing.
+pub fn bucket(sigma: &Dec, edges: &[Dec], rule: BucketRule) -> SR<u64> {
+    match rule {
+        BucketRule::Ceil => {
+            let Some(e0) = edges.first() else {
+                return cond(Code::ModelMismatch);
+            };
+            let n = edges.len() as u64;
+            let s = sigma.max(e0);
+            let le = edges[..edges.len() - 1].iter().filter(|e| s <= *e).count() as u64;
+            Ok((n - 1) - le)
+        }
+        BucketRule::Floor => {
+            if edges.is_empty() || edges.windows(2).any(|w| w[0] > w[1]) {
+                return cond(Code::ModelMismatch);
+            }
+            Ok(edges.iter().filter(|e| *e <= sigma).count() as u64)
+        }
+    }
+}
+
+/// E4 `coded(v, thr) = v > thr`.
+pub fn coded(v: &Dec, thr: &Dec) -> bool {
+    v > thr
+}
+
+/// `R_half_up(v, s)` (§2) in I256 for `s ≤ 127`, read from the remainder's bits: `⌊v / 2^s⌋`, plus 1
+/// when the low `s` bits reach `2^(s−1)`. Never overflows: with `s ≥ 1` the quotient is below
+/// `2^254`.
+fn r_half_up_256(v: I256, s: u32) -> I256 {
+    if s == 0 {
+        return v;
+    }
+    let q = v >> s;
+    let low = v.as_u256() & ((ethnum::U256::ONE << s) - 1);
+    if low >= ethnum::U256::ONE << (s - 1) { q + 1 } else { q }
+}
+
+/// `R_half_up(v, s)` for any `v`: in I256 when `v` fits, by long division otherwise.
+fn r_half_up_any(v: &Dec, s: u32) -> Dec {
+    match v.to_i256() {
+        Some(w) => Dec::from_i256(r_half_up_256(w, s)),
+        None => v.r_half_up(s),
+    }
+}
+
+/// A shift in `0..=127`, the condition of E5 and E6.
+fn shift(s: &Dec) -> SR<u32> {
+    if within(s, 0, 127) {
+        Ok(s.clamped() as u32)
+    } else {
+        cond(Code::ModelMismatch)
+    }
+}
+
+/// E5 `scale_index(v, s, n) = clamp(R_half_up(v, s), 0, n − 1)`, for `s` in `0..=127` and `n ≥ 1`.
+///
+/// The rounding is I256 for a `v` that fits, and long division (`Dec::r_half_up`) for one past
+/// it; the clamp compares exactly, so `n` may have any length.
+pub fn scale_index(v: &Dec, s: &Dec, n: &Dec) -> SR<Dec> {
+    let s = shift(s)?;
+    if n.clamped() < 1 {
+        return cond(Code::ModelMismatch);
+    }
+    let r = r_half_up_any(v, s);
+    Ok(if r.is_neg() {
+        Dec::ZERO
+    } else if &r >= n {
+        Dec::sum(&[n, &Dec::from_i128(-1)])
+    } else {
+        r
+    })
+}
+
+/// `C·H·W`, or `None` past u128 (three sides below 2^64 can pass it).
+pub fn elems(shape: [u64; 3]) -> Option<u128> {
+    shape.iter().try_fold(1u128, |n, &d| n.checked_mul(u128::from(d)))
+}
+
+/// A request tensor `[C, H, W]`, its elements in CHW order.
+#[derive(Clone, Debug)]
+pub struct DecTensor {
+    pub shape: [u64; 3],
+    pub data: Vec<Dec>,
+}
+
+/// `clamp(v, lo, hi)` for `lo ≤ hi`, exactly.
+fn clamp_dec(v: Dec, lo: &Dec, hi: &Dec) -> Dec {
+    if &v < lo {
+        lo.clone()
+    } else if &v > hi {
+        hi.clone()
+    } else {
+        v
+    }
+}
+
+/// E6 `block_stat(x; b, s, lo, hi)`, for `b ≥ 1`, `s` in `0..=127` and `lo ≤ hi`; `x` has every side
+/// at least 1 and at most `2^26` elements (§3).
+///
+/// A block whose values all fit i128 is summed in I256 (fewer than `2^64` terms, so `|S| < 2^191`)
+/// and rounded there; a block holding a value past i128 is summed exactly by columns
+/// (`Dec::sum`) and rounded by long division. The clamp compares exactly, so `lo` and `hi` may
+/// have any length. A side `b` past the plane's sides is one block per plane.
+pub fn block_stat(x: &DecTensor, b: &Dec, s: &Dec, lo: &Dec, hi: &Dec) -> SR<Vec<Dec>> {
+    if b.clamped() < 1 {
+        return cond(Code::ModelMismatch);
+    }
+    let s = shift(s)?;
+    if lo > hi {
+        return cond(Code::ModelMismatch);
+    }
+    let [c, h, w] = x.shape;
+    if c == 0 || h == 0 || w == 0 {
+        return cond(Code::ModelMismatch);
+    }
+    if elems([c, h, w]).is_none_or(|n| n > 1 << 26) {
+        return cond(Code::TooLarge);
+    }
+    let (c, h, w) = (c as usize, h as usize, w as usize);
+    // b ≥ max(H, W) tiles each plane with one block, as b = max(H, W) does.
+    let b = match b.to_i128() {
+        Some(v) if v < h.max(w) as i128 => v as usize,
+        _ => h.max(w),
+    };
+    let small: Vec<Option<i128>> = x.data.iter().map(Dec::to_i128).collect();
+    let (lo_w, hi_w) = (lo.to_i256(), hi.to_i256());
+    let mut out = vec![Dec::ZERO; x.data.len()];
+    for ch in 0..c {
+        let plane = ch * h * w;
+        for by in (0..h).step_by(b) {
+            for bx in (0..w).step_by(b) {
+                let cells =
+                    || (by..(by + b).min(h)).flat_map(move |y| (bx..(bx + b).min(w)).map(move |x| plane + y * w + x));
+                let v = if cells().all(|k| small[k].is_some()) {
+                    let sum = cells().fold(I256::ZERO, |a, k| a + I256::from(small[k].expect("fits")));
+                    let r = r_half_up_256(sum, s);
+                    match (lo_w, hi_w) {
+                        (Some(l), Some(u)) => Dec::from_i256(r.clamp(l, u)),
+                        _ => clamp_dec(Dec::from_i256(r), lo, hi),
+                    }
+                } else {
+                    let terms: Vec<&Dec> = cells().map(|k| &x.data[k]).collect();
+                    clamp_dec(Dec::sum(&terms).r_half_up(s), lo, hi)
+                };
+                for k in cells() {
+                    out[k] = v.clone();
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// E7 `band_lookup(v, e, table, row)`: `band = #{ k : v ≥ e_k }`, then `table[row][band]`. `row` must
+/// name a row, and that row must hold `m + 1` entries (docs/assumptions.md S3).
+pub fn band_lookup<'a>(v: &Dec, edges: &[Dec], table: &'a [Vec<Dec>], row: &Dec) -> SR<&'a Dec> {
+    let r = row.clamped();
+    if r < 0 || r >= table.len() as i128 {
+        return cond(Code::ModelMismatch);
+    }
+    let entries = &table[r as usize];
+    if entries.len() != edges.len() + 1 {
+        return cond(Code::ModelMismatch);
+    }
+    let band = edges.iter().filter(|e| v >= *e).count();
+    Ok(&entries[band])
+}
+
+/// E9 `residual_step(pred, r, q, lo, hi) = clamp(pred + r·q, lo, hi)`, for `lo < hi`,
+/// `pred ∈ [lo, hi]`, `q ∈ [1, 65535]` and `r` fitting i32.
+///
+/// - Under the conditions of E9's 32-bit form (`hi − lo ≤ 65535`, `lo − 131070` and `hi + 131070`
+///   fitting i32), that form, in i32: `clamp(pred + clamp(r, −R, R)·q, lo, hi)`,
+///   `R = ⌊(hi − lo)/q⌋ + 1`.
+/// - Otherwise, with `lo` and `hi` fitting i64, in checked i64: `r·q` has magnitude below `2^47`;
+///   a sum `pred + r·q` that leaves i64 lies beyond `hi` (or `lo`), so the clamp gives that bound.
+/// - With a bound past i64, exactly (`Dec`).
+pub fn residual_step(pred: &Dec, r: &Dec, q: &Dec, lo: &Dec, hi: &Dec) -> SR<Dec> {
+    if lo >= hi || pred < lo || pred > hi || !within(q, 1, 65535) || !within(r, i32::MIN.into(), i32::MAX.into()) {
+        return cond(Code::ModelMismatch);
+    }
+    let (r, q) = (r.clamped() as i32, q.clamped() as i32);
+    let (Some(lo64), Some(hi64), Some(p64)) = (lo.to_i64(), hi.to_i64(), pred.to_i64()) else {
+        let step = Dec::from_i128(i128::from(r) * i128::from(q));
+        return Ok(clamp_dec(Dec::sum(&[pred, &step]), lo, hi));
+    };
+    let fits32 = |v: Option<i64>| v.is_some_and(|v| i32::try_from(v).is_ok());
+    let form32 = fits32(lo64.checked_sub(131_070))
+        && fits32(hi64.checked_add(131_070))
+        && hi64.checked_sub(lo64).is_some_and(|d| d <= 65_535);
+    if form32 {
+        let (lo, hi, p) = (lo64 as i32, hi64 as i32, p64 as i32);
+        let big_r = (hi - lo) / q + 1;
+        let v = p + r.clamp(-big_r, big_r) * q;
+        return Ok(Dec::from_i128(v.clamp(lo, hi).into()));
+    }
+    let step = i64::from(r) * i64::from(q);
+    let v = match p64.checked_add(step) {
+        Some(v) => v.clamp(lo64, hi64),
+        None if step > 0 => hi64,
+        None => lo64,
+    };
+    Ok(Dec::from_i128(v.into()))
+}
+
+/// E13's order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Order {
+    Raster,
+    Checkerboard(bool),
+}
+
+/// E13 `coding_order`: each element's CHW position, in coding order. A side of 0 is a condition
+/// (`model_mismatch`), and a shape past `2^26` elements is `too_large` (docs/assumptions.md S5).
+pub fn coding_order(shape: [u64; 3], order: Order) -> SR<Vec<u64>> {
+    let [c, h, w] = shape;
+    if c == 0 || h == 0 || w == 0 {
+        return cond(Code::ModelMismatch);
+    }
+    let Some(n) = elems(shape).filter(|&n| n <= 1 << 26) else {
+        return cond(Code::TooLarge);
+    };
+    let all = 0..n as u64;
+    Ok(match order {
+        Order::Raster => all.collect(),
+        Order::Checkerboard(anchor) => {
+            // Position k is (c, y, x) with y = ⌊k / W⌋ mod H and x = k mod W.
+            all.filter(|k| ((k / w % h + k % w) % 2 == 0) == anchor).collect()
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testgen::random::Rng;
+
+    fn d(s: &str) -> Dec {
+        Dec::parse(s).unwrap()
+    }
+    fn di(v: i128) -> Dec {
+        Dec::from_i128(v)
+    }
+    fn refused<T: std::fmt::Debug>(r: SR<T>) -> (Code, i64) {
+        let e = r.unwrap_err();
+        (e.code, e.at)
+    }
+
+    #[test]
+    fn dequantize_facts() {
+        // The protocol's example, and the i64 ends.
+        assert_eq!(dequantize(&di(-3), &di(4), &di(7)), Ok(-41));
+        assert_eq!(dequantize(&di(2), &di(62), &di(-1)), Ok(i64::MAX));
+        assert_eq!(dequantize(&di(-2), &di(62), &di(0)), Ok(i64::MIN));
+        assert_eq!(refused(dequantize(&di(2), &di(62), &di(0))), (Code::FieldRange, 0));
+        assert_eq!(refused(dequantize(&di(-2), &di(62), &di(-1))), (Code::FieldRange, 0));
+        for f in [-1, 63, 1 << 70] {
+            assert_eq!(refused(dequantize(&di(0), &di(f), &di(0))), (Code::FieldRange, 0));
+        }
+        // Only the final value must fit (S1): sym·2^f alone may pass i64.
+        assert_eq!(dequantize(&di(1 << 40), &di(62), &di(-(1i128 << 102) + 5)), Ok(5));
+        // Cancellation far past any fixed width.
+        let big = format!("1{}", "0".repeat(200));
+        assert_eq!(
+            dequantize(&d(&format!("{big}5")), &di(0), &d(&format!("-{big}0"))),
+            Ok(5)
+        );
+        assert_eq!(
+            refused(dequantize(&d(&big), &di(1), &d(&format!("-{big}")))),
+            (Code::FieldRange, 0)
+        );
+        // Agreement with i128 arithmetic.
+        let mut r = Rng::new(3);
+        for _ in 0..20000 {
+            let sym = i128::from(r.next_u64() as i64) >> r.below(64);
+            let f = r.range(0, 62) as u32;
+            let base = i128::from(r.next_u64() as i64) * i128::from(r.range(-3, 3));
+            let want = (sym << f).checked_add(base).and_then(|v| i64::try_from(v).ok());
+            assert_eq!(
+                dequantize(&di(sym), &di(f.into()), &di(base)).ok(),
+                want,
+                "{sym} {f} {base}"
+            );
+        }
+    }
+
+    #[test]
+    fn bucket_facts() {
+        let e: Vec<Dec> = [10, 20, 30].iter().map(|&v| di(v)).collect();
+        // ceil: σ′ = max(σ, e_0); b = (N − 1) − #{i < N − 1 : σ′ ≤ e_i}; exactly at an edge.
+        assert_eq!(bucket(&di(5), &e, BucketRule::Ceil), Ok(0));
+        assert_eq!(bucket(&di(10), &e, BucketRule::Ceil), Ok(0));
+        assert_eq!(bucket(&di(11), &e, BucketRule::Ceil), Ok(1));
+        assert_eq!(bucket(&di(20), &e, BucketRule::Ceil), Ok(1));
+        assert_eq!(bucket(&di(21), &e, BucketRule::Ceil), Ok(2));
+        assert_eq!(bucket(&di(1000), &e, BucketRule::Ceil), Ok(2)); // e_{N−1} never compared
+        assert_eq!(bucket(&di(5), &e[..1], BucketRule::Ceil), Ok(0));
+        // floor: b = #{i : e_i ≤ σ}.
+        assert_eq!(bucket(&di(9), &e, BucketRule::Floor), Ok(0));
+        assert_eq!(bucket(&di(10), &e, BucketRule::Floor), Ok(1));
+        assert_eq!(bucket(&di(30), &e, BucketRule::Floor), Ok(3));
+        assert_eq!(
+            refused(bucket(&di(0), &[], BucketRule::Ceil)),
+            (Code::ModelMismatch, -1)
+        );
+        assert_eq!(
+            refused(bucket(&di(0), &[], BucketRule::Floor)),
+            (Code::ModelMismatch, -1)
+        );
+        assert_eq!(
+            refused(bucket(&di(0), &[di(2), di(1)], BucketRule::Floor)),
+            (Code::ModelMismatch, -1)
+        );
+        // Unsorted ceil edges are allowed; the index stays in [0, N − 1].
+        assert_eq!(bucket(&di(15), &[di(30), di(10), di(20)], BucketRule::Ceil), Ok(1));
+    }
+
+    #[test]
+    fn scale_index_facts() {
+        assert_eq!(scale_index(&di(-1000), &di(3), &di(32)), Ok(Dec::ZERO));
+        assert_eq!(scale_index(&di(3), &di(1), &di(32)), Ok(di(2))); // 1.5 → 2
+        assert_eq!(scale_index(&di(-3), &di(1), &di(32)), Ok(di(0))); // −1.5 → −1 → 0
+        assert_eq!(scale_index(&di(1 << 20), &di(7), &di(32)), Ok(di(31)));
+        assert_eq!(scale_index(&di(5), &di(0), &di(1)), Ok(di(0)));
+        assert_eq!(
+            refused(scale_index(&di(5), &di(128), &di(1))),
+            (Code::ModelMismatch, -1)
+        );
+        assert_eq!(refused(scale_index(&di(5), &di(-1), &di(1))), (Code::ModelMismatch, -1));
+        assert_eq!(refused(scale_index(&di(5), &di(0), &di(0))), (Code::ModelMismatch, -1));
+        // Past I256: v = 10^100 + 1 over 2, under a larger n.
+        let v = d(&format!("1{}1", "0".repeat(99)));
+        let n = d(&format!("1{}", "0".repeat(101)));
+        assert_eq!(
+            scale_index(&v, &di(1), &n).unwrap().to_string(),
+            format!("5{}1", "0".repeat(98))
+        );
+        assert_eq!(scale_index(&v, &di(127), &di(7)), Ok(di(6)));
+    }
+
+    #[test]
+    fn block_stat_facts() {
+        let x = DecTensor {
+            shape: [2, 2, 3],
+            data: (1..=12).map(di).collect(),
+        };
+        // b = 2: blocks {1,2,4,5}, {3,6}, per channel; s applied whatever the block's size.
+        let out = block_stat(&x, &di(2), &di(0), &di(-30), &di(30)).unwrap();
+        let got: Vec<i128> = out.iter().map(|v| v.to_i128().unwrap()).collect();
+        assert_eq!(got, [12, 12, 9, 12, 12, 9, 30, 30, 21, 30, 30, 21]);
+        let out = block_stat(&x, &di(2), &di(2), &di(0), &di(7)).unwrap();
+        let got: Vec<i128> = out.iter().map(|v| v.to_i128().unwrap()).collect();
+        assert_eq!(got, [3, 3, 2, 3, 3, 2, 7, 7, 5, 7, 7, 5]);
+        // A side past the plane, and one past 2^64: one block per plane.
+        for b in [di(3), di(1 << 70)] {
+            let out = block_stat(&x, &b, &di(0), &di(-100), &di(100)).unwrap();
+            assert!(out[..6].iter().all(|v| *v == di(21)) && out[6..].iter().all(|v| *v == di(57)));
+        }
+        let z = DecTensor {
+            shape: [1, 0, 1],
+            data: vec![],
+        };
+        assert_eq!(
+            refused(block_stat(&z, &di(1), &di(0), &di(0), &di(1))),
+            (Code::ModelMismatch, -1)
+        );
+        assert_eq!(
+            refused(block_stat(&x, &di(0), &di(0), &di(0), &di(1))),
+            (Code::ModelMismatch, -1)
+        );
+        assert_eq!(
+            refused(block_stat(&x, &di(1), &di(128), &di(0), &di(1))),
+            (Code::ModelMismatch, -1)
+        );
+        assert_eq!(
+            refused(block_stat(&x, &di(1), &di(0), &di(2), &di(1))),
+            (Code::ModelMismatch, -1)
+        );
+        // Values past i128 cancel exactly.
+        let big = format!("1{}", "0".repeat(60));
+        let y = DecTensor {
+            shape: [1, 1, 3],
+            data: vec![d(&big), di(7), d(&format!("-{big}"))],
+        };
+        let out = block_stat(&y, &di(4), &di(1), &di(-100), &di(100)).unwrap();
+        assert!(out.iter().all(|v| *v == di(4)));
+    }
+
+    #[test]
+    fn band_lookup_facts() {
+        let e = [di(1003), di(1352), di(1937)];
+        let t = vec![
+            vec![di(-31), di(20), di(122), di(181)],
+            vec![di(-80), di(-31), di(71), di(130)],
+        ];
+        assert_eq!(band_lookup(&di(1002), &e, &t, &di(0)), Ok(&di(-31)));
+        assert_eq!(band_lookup(&di(1003), &e, &t, &di(0)), Ok(&di(20)));
+        assert_eq!(band_lookup(&di(5000), &e, &t, &di(1)), Ok(&di(130)));
+        assert_eq!(refused(band_lookup(&di(0), &e, &t, &di(2))), (Code::ModelMismatch, -1));
+        assert_eq!(refused(band_lookup(&di(0), &e, &t, &di(-1))), (Code::ModelMismatch, -1));
+        let short = vec![vec![di(1)], t[1].clone()];
+        assert_eq!(
+            refused(band_lookup(&di(0), &e, &short, &di(0))),
+            (Code::ModelMismatch, -1)
+        );
+        assert_eq!(band_lookup(&di(0), &e, &short, &di(1)), Ok(&di(-80))); // only the row read
+    }
+
+    /// E9 as written, in i128, for bounds that fit i64.
+    fn residual_literal(pred: i128, r: i128, q: i128, lo: i128, hi: i128) -> i128 {
+        (pred + r * q).clamp(lo, hi)
+    }
+
+    #[test]
+    fn residual_step_facts() {
+        // At r = ±R and ±(R + 1) the two forms agree; the registered ranges.
+        for (lo, hi) in [(0i128, 255i128), (-32768, 32767)] {
+            for q in [1i128, 2, 7, 255, 65535] {
+                let big_r = (hi - lo) / q + 1;
+                for pred in [lo, hi, (lo + hi) / 2] {
+                    for r in [
+                        big_r,
+                        -big_r,
+                        big_r + 1,
+                        -big_r - 1,
+                        0,
+                        1,
+                        -1,
+                        i32::MAX.into(),
+                        i32::MIN.into(),
+                    ] {
+                        let got = residual_step(&di(pred), &di(r), &di(q), &di(lo), &di(hi)).unwrap();
+                        assert_eq!(got.to_i128(), Some(residual_literal(pred, r, q, lo, hi)));
+                    }
+                }
+            }
+        }
+        // Near the i32 limits (E9's example) and the i64 limits.
+        let (lo, hi) = ((1i128 << 31) - 65536, (1i128 << 31) - 1);
+        let got = residual_step(&di(hi), &di(2), &di(65535), &di(lo), &di(hi)).unwrap();
+        assert_eq!(got, di(hi));
+        let (lo, hi) = (i128::from(i64::MIN), i128::from(i64::MAX));
+        for (pred, r) in [(hi, 1), (lo, -1), (hi - 5, 2), (lo + 5, -3), (0, i32::MAX.into())] {
+            let got = residual_step(&di(pred), &di(r), &di(65535), &di(lo), &di(hi)).unwrap();
+            assert_eq!(got.to_i128(), Some(residual_literal(pred, r, 65535, lo, hi)));
+        }
+        // Random agreement, across the three paths.
+        let mut g = Rng::new(11);
+        for _ in 0..20000 {
+            let lo = i128::from(g.next_u64() as i64) >> g.below(64);
+            let hi = lo + 1 + i128::from(g.next_u64() >> g.below(64) >> 1);
+            let pred = lo + i128::from(g.next_u64()) % (hi - lo + 1);
+            let q = g.range(1, 65535).into();
+            let r = g.range(i32::MIN.into(), i32::MAX.into()).into();
+            let got = residual_step(&di(pred), &di(r), &di(q), &di(lo), &di(hi)).unwrap();
+            assert_eq!(got.to_i128(), Some(residual_literal(pred, r, q, lo, hi)));
+        }
+        // Conditions.
+        let c = |p, r, q, lo, hi| refused(residual_step(&di(p), &di(r), &di(q), &di(lo), &di(hi)));
+        assert_eq!(c(5, 1, 1, 5, 5), (Code::ModelMismatch, -1));
+        assert_eq!(c(6, 1, 1, 0, 5), (Code::ModelMismatch, -1));
+        assert_eq!(c(1, 1, 0, 0, 5), (Code::ModelMismatch, -1));
+        assert_eq!(c(1, 1, 65536, 0, 5), (Code::ModelMismatch, -1));
+        assert_eq!(c(1, 1 << 31, 1, 0, 5), (Code::ModelMismatch, -1));
+    }
+
+    #[test]
+    fn coding_order_facts() {
+        assert_eq!(coding_order([2, 1, 3], Order::Raster), Ok(vec![0, 1, 2, 3, 4, 5]));
+        assert_eq!(
+            coding_order([2, 2, 3], Order::Checkerboard(true)),
+            Ok(vec![0, 2, 4, 6, 8, 10])
+        );
+        assert_eq!(
+            coding_order([2, 2, 3], Order::Checkerboard(false)),
+            Ok(vec![1, 3, 5, 7, 9, 11])
+        );
+        assert_eq!(coding_order([1, 2, 2], Order::Checkerboard(true)), Ok(vec![0, 3]));
+        assert_eq!(coding_order([1, 1, 1], Order::Checkerboard(false)), Ok(vec![]));
+        assert_eq!(
+            refused(coding_order([0, u64::MAX, 1], Order::Raster)),
+            (Code::ModelMismatch, -1)
+        );
+        assert_eq!(
+            refused(coding_order([1, 8192, 8193], Order::Raster)),
+            (Code::TooLarge, -1)
+        );
+        assert_eq!(coding_order([1, 8192, 8192], Order::Raster).unwrap().len(), 1 << 26);
+    }
+}
