@@ -7,6 +7,7 @@
 
 pub mod bounds;
 pub mod canon;
+pub mod cis2;
 pub mod fill;
 pub mod lower;
 pub mod num;
@@ -14,6 +15,7 @@ pub mod ops;
 pub mod plan;
 pub mod refusal;
 pub mod run;
+pub mod softfloat;
 pub mod stage;
 pub mod tensor;
 pub mod whg1;

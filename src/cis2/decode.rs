@@ -1,0 +1,271 @@
+//! §8–§12: the decode — RMSNorm, GQA attention with a KV cache, SwiGLU, the LM head, greedy
+//! argmax — and its digests.
+
+use super::arith::{Arith, F32};
+use super::artifact::{Code, Config, Refuse, SafeTensors, refuse};
+use super::pinned::{exp_pinned, rsqrt, silu, table_digest};
+use super::reduce::{Matrix, add, dot_seq, sum_seq};
+use super::rope;
+use super::tokenizer::Tokenizer;
+use sha2::{Digest, Sha256};
+
+/// §8: `out[i] = (x[i] · rsqrt(Σx²/n + eps)) · weight[i]`.
+pub fn rmsnorm(a: &impl Arith, x: &[F32], weight: &[F32], eps: F32) -> Vec<F32> {
+    let sq: Vec<F32> = x.iter().map(|&v| a.mul(v, v)).collect();
+    let ss = sum_seq(a, &sq);
+    let mean = a.div(ss, a.from_int(x.len() as i64));
+    let inv = rsqrt(a, a.add(mean, eps));
+    x.iter().zip(weight).map(|(&v, &w)| a.mul(a.mul(v, inv), w)).collect()
+}
+
+/// §9.3: in place; the first maximum wins, `exp_pinned(v − max)`, then each over the sum.
+pub fn softmax(a: &impl Arith, scores: &mut [F32]) {
+    let mut max_v = scores[0];
+    for &v in &scores[1..] {
+        if a.gt(v, max_v) {
+            max_v = v;
+        }
+    }
+    for v in scores.iter_mut() {
+        *v = exp_pinned(a, a.sub(*v, max_v));
+    }
+    let denom = sum_seq(a, scores);
+    for v in scores.iter_mut() {
+        *v = a.div(*v, denom);
+    }
+}
+
+/// §11.2: the first index of the maximum, by strict `>`.
+pub fn argmax(a: &impl Arith, logits: &[F32]) -> usize {
+    let mut best = 0;
+    for (i, &v) in logits.iter().enumerate() {
+        if a.gt(v, logits[best]) {
+            best = i;
+        }
+    }
+    best
+}
+
+struct Layer {
+    input_norm: Vec<F32>,
+    post_norm: Vec<F32>,
+    q: Matrix,
+    k: Matrix,
+    v: Matrix,
+    o: Matrix,
+    gate: Matrix,
+    up: Matrix,
+    down: Matrix,
+    /// §9.1: the optional projection biases.
+    bias: [Option<Vec<F32>>; 3],
+}
+
+/// The widened weights (§2.5, §4.2).
+pub struct Model {
+    pub config: Config,
+    embed: Matrix,
+    layers: Vec<Layer>,
+    norm: Vec<F32>,
+    /// `lm_head.weight` when untied (§11.1).
+    lm_head: Option<Matrix>,
+}
+
+impl Model {
+    /// The tensors, in §2.5's order, each layer's biases after its weights, `lm_head.weight` last.
+    pub fn load(config: Config, st: &SafeTensors) -> Result<Model, Refuse> {
+        let c = &config;
+        let (h, kv) = (c.hidden, c.kv_heads * c.head_dim());
+        let embed = st.matrix("model.embed_tokens.weight", c.vocab, h)?;
+        let layers = (0..c.layers)
+            .map(|i| {
+                let p = format!("model.layers.{i}");
+                let bias = |proj: &str, n: usize| {
+                    let name = format!("{p}.self_attn.{proj}.bias");
+                    st.contains(&name).then(|| st.tensor(&name, &[n])).transpose()
+                };
+                let layer = Layer {
+                    input_norm: st.tensor(&format!("{p}.input_layernorm.weight"), &[h])?,
+                    post_norm: st.tensor(&format!("{p}.post_attention_layernorm.weight"), &[h])?,
+                    q: st.matrix(&format!("{p}.self_attn.q_proj.weight"), h, h)?,
+                    k: st.matrix(&format!("{p}.self_attn.k_proj.weight"), kv, h)?,
+                    v: st.matrix(&format!("{p}.self_attn.v_proj.weight"), kv, h)?,
+                    o: st.matrix(&format!("{p}.self_attn.o_proj.weight"), h, h)?,
+                    gate: st.matrix(&format!("{p}.mlp.gate_proj.weight"), c.intermediate, h)?,
+                    up: st.matrix(&format!("{p}.mlp.up_proj.weight"), c.intermediate, h)?,
+                    down: st.matrix(&format!("{p}.mlp.down_proj.weight"), h, c.intermediate)?,
+                    bias: [bias("q_proj", h)?, bias("k_proj", kv)?, bias("v_proj", kv)?],
+                };
+                Ok(layer)
+            })
+            .collect::<Result<_, Refuse>>()?;
+        let norm = st.tensor("model.norm.weight", &[h])?;
+        let lm_head = match (c.tied, st.contains("lm_head.weight")) {
+            (true, true) => {
+                return refuse(Code::TensorMismatch, "model.safetensors: lm_head.weight with tie_word_embeddings true");
+            }
+            (true, false) => None,
+            (false, _) => Some(st.matrix("lm_head.weight", c.vocab, h)?),
+        };
+        Ok(Model {
+            config,
+            embed,
+            layers,
+            norm,
+            lm_head,
+        })
+    }
+}
+
+/// The post-RoPE keys and the values of every position so far, per layer (§3.5).
+struct Cache {
+    k: Vec<Vec<Vec<F32>>>,
+    v: Vec<Vec<Vec<F32>>>,
+}
+
+impl Model {
+    /// One position's forward pass; the logits when `logits` is set (§11.1).
+    fn forward(&self, a: &impl Arith, token: u32, pos: usize, inv_freq: &[F32], cache: &mut Cache, logits: bool) -> Option<Vec<F32>> {
+        let c = &self.config;
+        let (hd, group) = (c.head_dim(), c.group());
+        let scale = rsqrt(a, a.from_int(hd as i64));
+        let (cos, sin) = rope::tables(a, inv_freq, pos);
+        let mut h = self.embed.row(token as usize).to_vec();
+        for (l, layer) in self.layers.iter().enumerate() {
+            let ln1 = rmsnorm(a, &h, &layer.input_norm, c.eps);
+            let project = |m: &Matrix, bias: &Option<Vec<F32>>| {
+                let y = m.matvec(a, &ln1);
+                match bias {
+                    Some(b) => add(a, &y, b),
+                    None => y,
+                }
+            };
+            let mut q = project(&layer.q, &layer.bias[0]);
+            let mut k = project(&layer.k, &layer.bias[1]);
+            let v = project(&layer.v, &layer.bias[2]);
+            q.chunks_mut(hd).for_each(|head| rope::rotate(a, head, &cos, &sin));
+            k.chunks_mut(hd).for_each(|head| rope::rotate(a, head, &cos, &sin));
+            cache.k[l].push(k);
+            cache.v[l].push(v);
+            let mut attn = Vec::with_capacity(c.hidden);
+            for (qh, q_head) in q.chunks(hd).enumerate() {
+                let kvh = qh / group;
+                let slice = |x: &[F32]| x[kvh * hd..(kvh + 1) * hd].to_vec();
+                let mut scores: Vec<F32> =
+                    cache.k[l].iter().map(|kj| a.mul(dot_seq(a, q_head, &slice(kj)), scale)).collect();
+                softmax(a, &mut scores);
+                for d in 0..hd {
+                    let acc = scores.iter().zip(&cache.v[l]).fold(F32::ZERO, |acc, (&s, vj)| {
+                        a.add(acc, a.mul(s, vj[kvh * hd + d]))
+                    });
+                    attn.push(acc);
+                }
+            }
+            h = add(a, &h, &layer.o.matvec(a, &attn));
+            let ln2 = rmsnorm(a, &h, &layer.post_norm, c.eps);
+            let gate = layer.gate.matvec(a, &ln2);
+            let up = layer.up.matvec(a, &ln2);
+            let hid: Vec<F32> = gate.iter().zip(&up).map(|(&g, &u)| a.mul(silu(a, g), u)).collect();
+            h = add(a, &h, &layer.down.matvec(a, &hid));
+        }
+        logits.then(|| {
+            let hn = rmsnorm(a, &h, &self.norm, c.eps);
+            self.lm_head.as_ref().unwrap_or(&self.embed).matvec(a, &hn)
+        })
+    }
+}
+
+/// The three files, as bytes.
+pub struct Artifacts {
+    pub weights: Vec<u8>,
+    pub config: Vec<u8>,
+    pub tokenizer: Vec<u8>,
+}
+
+/// Everything §12 prints, and whether a logit was NaN (docs/assumptions.md C3).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Receipt {
+    pub weights_sha256: [u8; 32],
+    pub tokenizer_sha256: [u8; 32],
+    pub config_sha256: [u8; 32],
+    pub table_digest: [u8; 32],
+    pub inv_freq_table_digest: [u8; 32],
+    pub prompt_ids: Vec<u32>,
+    pub generated_ids: Vec<u32>,
+    pub argmax_digest: [u8; 32],
+    pub witness_digest: [u8; 32],
+    pub nan_logit: bool,
+}
+
+fn sha256(bytes: &[u8]) -> [u8; 32] {
+    Sha256::digest(bytes).into()
+}
+
+/// Reads the files, tokenizes `prompt` and decodes `gen_toks` tokens greedily (§3.4), in the
+/// check order of docs/protocol.md: the files' formats, the config's values, the tensors, the
+/// prompt.
+pub fn run(a: &impl Arith, files: &Artifacts, prompt: &str, gen_toks: usize) -> Result<Receipt, Refuse> {
+    let st = SafeTensors::parse(&files.weights)?;
+    let json = Config::json(&files.config)?;
+    let tokenizer = Tokenizer::parse(&files.tokenizer)?;
+    let config = Config::read(a, &json)?;
+    let model = Model::load(config, &st)?;
+    let c = &model.config;
+    let prompt_ids = tokenizer.encode(prompt).or_else(|e| refuse(Code::ConfigUnsupported, format!("prompt: {e}")))?;
+    if prompt_ids.is_empty() {
+        return refuse(Code::ConfigUnsupported, "prompt: no token (nothing to decode from)");
+    }
+    if prompt_ids.len() + gen_toks > c.max_positions {
+        return refuse(
+            Code::ConfigUnsupported,
+            format!("{} positions pass max_position_embeddings {}", prompt_ids.len() + gen_toks, c.max_positions),
+        );
+    }
+    if let Some(t) = prompt_ids.iter().find(|&&t| t as usize >= c.vocab) {
+        return refuse(Code::ConfigUnsupported, format!("prompt: token {t} is past vocab_size {}", c.vocab));
+    }
+    let inv_freq = rope::inv_freq(a, c.head_dim(), c.theta);
+    let mut r = Receipt {
+        weights_sha256: sha256(&files.weights),
+        tokenizer_sha256: sha256(&files.tokenizer),
+        config_sha256: sha256(&files.config),
+        table_digest: table_digest(),
+        inv_freq_table_digest: rope::inv_freq_digest(&inv_freq),
+        prompt_ids,
+        generated_ids: Vec::with_capacity(gen_toks),
+        argmax_digest: [0; 32],
+        witness_digest: [0; 32],
+        nan_logit: false,
+    };
+    // §12.1, in its corrected order (docs/assumptions.md C4).
+    let mut witness = Sha256::new();
+    for d in [r.weights_sha256, r.tokenizer_sha256, r.config_sha256, r.table_digest, r.inv_freq_table_digest] {
+        witness.update(d);
+    }
+    r.prompt_ids.iter().for_each(|t| witness.update(t.to_le_bytes()));
+    let mut cache = Cache {
+        k: vec![Vec::new(); c.layers],
+        v: vec![Vec::new(); c.layers],
+    };
+    let n = r.prompt_ids.len();
+    let mut logits = None;
+    for (pos, &t) in r.prompt_ids.iter().enumerate() {
+        logits = model.forward(a, t, pos, &inv_freq, &mut cache, pos + 1 == n && gen_toks > 0);
+    }
+    for step in 0..gen_toks {
+        let l = logits.take().expect("the logits of the last position");
+        let next = argmax(a, &l) as u32;
+        r.nan_logit |= l.iter().any(|v| v.is_nan());
+        l.iter().for_each(|v| witness.update(v.le_bytes()));
+        witness.update(next.to_le_bytes());
+        r.generated_ids.push(next);
+        if step + 1 < gen_toks {
+            logits = model.forward(a, next, n + step, &inv_freq, &mut cache, true);
+        }
+    }
+    r.witness_digest = witness.finalize().into();
+    // §12.2: a separate hash of every token id, prompt first.
+    let mut ids = Sha256::new();
+    r.prompt_ids.iter().chain(&r.generated_ids).for_each(|t| ids.update(t.to_le_bytes()));
+    r.argmax_digest = ids.finalize().into();
+    Ok(r)
+}
