@@ -37,7 +37,7 @@ pub fn cases(file: &Value, path: &str, root: &std::path::Path) -> Result<Vec<Cas
                 c,
                 &[
                     "id", "about", "covers", "graph", "mutate", "decodes", "in", "modes", "bundle", "replace",
-                    "payload",
+                    "payload", "fn", "model", "prompt", "gen_toks",
                 ],
                 &p,
             )?;

@@ -1144,6 +1144,10 @@ pub fn run(corpus: &Path, quiet: bool, only: &[String]) -> Result<(), String> {
         required_items.extend(wai_oracle::lower::LOWERINGS.iter().map(|l| format!("lowering:{l}")));
         required_items.extend(["jpegai:decode", "jpegai:load-refused", "jpegai:stream-exhausted"].map(String::from));
         required_items.extend(required_global());
+        for (item, id) in crate::cis2::items(corpus)? {
+            covered.entry(item).or_default().push(id);
+        }
+        required_items.extend(crate::cis2::required());
         required_items.extend(["stream_exhausted", "stream_noncanonical"].map(|c| format!("code:{c}")));
     }
     let mut missing = 0;

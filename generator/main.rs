@@ -6,6 +6,8 @@
 
 mod attain;
 mod case;
+mod cis2;
+mod cis2_model;
 mod coverage;
 mod graph;
 mod jpegai;

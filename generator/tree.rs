@@ -126,6 +126,7 @@ pub fn regen(corpus: &Path, out: &Path) -> Result<(), String> {
     let set_files = crate::sets::tree_files(&sets)?;
     eprintln!("{} sets: {} files", sets.len(), set_files.len());
     files.extend(set_files);
+    files.extend(crate::cis2::tree_files(corpus)?);
     files.sort_by(|a, b| a.0.cmp(&b.0));
     write_tree(out, &files)
 }

@@ -25,6 +25,9 @@ enum Command {
         /// Write filled lines to this file instead of stdout.
         #[arg(long = "out")]
         output: Option<PathBuf>,
+        /// The tree CIS-2 decode records' `model` paths are relative to.
+        #[arg(long)]
+        tree: Option<PathBuf>,
     },
     /// Write the bounds certificate (§8.5) of WHG1 graphs, in the order given, to stdout.
     Certify {
@@ -40,6 +43,20 @@ enum Command {
         /// The graphs; each one's role is its file's stem.
         #[arg(required = true)]
         graphs: Vec<PathBuf>,
+    },
+    /// Run the CIS-2 pinned decode (cis2-spec-v0.3b §13.1) on SmolLM2-135M's files, checked
+    /// against §2.1's hashes, and print the receipt (§12).
+    Cis2 {
+        /// The folder holding model.safetensors, config.json and tokenizer.json.
+        #[arg(long = "model-dir")]
+        model_dir: PathBuf,
+        #[arg(long, default_value = wai_oracle::cis2::vector::PROMPT)]
+        prompt: String,
+        #[arg(long = "gen-toks", default_value_t = wai_oracle::cis2::vector::GEN_TOKS)]
+        gen_toks: usize,
+        /// Use the exact software binary32 instead of the pinned hardware (slow).
+        #[arg(long)]
+        exact: bool,
     },
     /// Lower a parameter set (§13), certify it, and write the lowered graphs (`<role>.whg1`) and
     /// the certificate (`certificate.json`) into a folder.
@@ -72,7 +89,7 @@ enum Command {
 
 fn main() -> ExitCode {
     let result = match Cli::parse().command {
-        Command::Fill { input, output } => fill(input, output),
+        Command::Fill { input, output, tree } => fill(input, output, tree),
         Command::Certify {
             capability,
             lowering,
@@ -80,6 +97,12 @@ fn main() -> ExitCode {
             graphs,
         } => certify(capability, lowering, set_sha256, &graphs),
         Command::Admissible { profile, tensor, graph } => admissible_range(&profile, tensor, &graph),
+        Command::Cis2 {
+            model_dir,
+            prompt,
+            gen_toks,
+            exact,
+        } => cis2(&model_dir, &prompt, gen_toks, exact),
         Command::Lower {
             lowering,
             capability,
@@ -97,7 +120,15 @@ fn main() -> ExitCode {
     }
 }
 
-fn fill(input: Option<PathBuf>, output: Option<PathBuf>) -> Result<(), String> {
+fn cis2(dir: &Path, prompt: &str, gen_toks: usize, exact: bool) -> Result<(), String> {
+    use wai_oracle::cis2::vector;
+    let files = vector::read_verified(dir)?;
+    let receipt = vector::run(&files, prompt, gen_toks, exact)?;
+    print!("{}", vector::receipt(&receipt, prompt));
+    Ok(())
+}
+
+fn fill(input: Option<PathBuf>, output: Option<PathBuf>, tree: Option<PathBuf>) -> Result<(), String> {
     let reader: Box<dyn io::BufRead> = match &input {
         Some(p) => Box::new(BufReader::new(
             File::open(p).map_err(|e| format!("{}: {e}", p.display()))?,
@@ -110,7 +141,9 @@ fn fill(input: Option<PathBuf>, output: Option<PathBuf>) -> Result<(), String> {
         )),
         None => Box::new(BufWriter::new(io::stdout().lock())),
     };
-    match wai_oracle::fill::fill_stream(reader, writer, io::stderr().lock()).map_err(|e| e.to_string())? {
+    match wai_oracle::fill::fill_stream(reader, writer, io::stderr().lock(), tree.as_deref())
+        .map_err(|e| e.to_string())?
+    {
         0 => Ok(()),
         bad => Err(format!("fill: {bad} bad lines")),
     }

@@ -154,7 +154,11 @@ fn rne(sig: u128, exp: i32, sticky: bool, quantum: i32) -> u128 {
     if shift > 128 {
         return 0; // below 2^(quantum − 1): less than half a quantum
     }
-    let (q, rem) = if shift == 128 { (0, sig) } else { (sig >> shift, sig & ((1 << shift) - 1)) };
+    let (q, rem) = if shift == 128 {
+        (0, sig)
+    } else {
+        (sig >> shift, sig & ((1 << shift) - 1))
+    };
     let half = 1u128 << (shift - 1);
     let up = match rem.cmp(&half) {
         Ordering::Greater => true,
@@ -166,7 +170,11 @@ fn rne(sig: u128, exp: i32, sticky: bool, quantum: i32) -> u128 {
 
 /// A rounded count at `quantum` brought back to `p` bits after a carry; with its leading exponent.
 fn normalise(q: u128, quantum: i32, p: i32) -> (u128, i32) {
-    if bit_length(q) as i32 > p { (q >> 1, quantum + p) } else { (q, quantum + p - 1) }
+    if bit_length(q) as i32 > p {
+        (q >> 1, quantum + p)
+    } else {
+        (q, quantum + p - 1)
+    }
 }
 
 fn pack_normal(f: Format, neg: bool, q: u128, lead: i32) -> u64 {
@@ -204,7 +212,18 @@ impl Env {
             (Zero { .. }, Finite { neg, sig, exp }) | (Finite { neg, sig, exp }, Zero { .. }) => {
                 self.round(f, neg, sig, exp, false)
             }
-            (Finite { neg: na, sig: sa, exp: ea }, Finite { neg: nb, sig: sb, exp: eb }) => {
+            (
+                Finite {
+                    neg: na,
+                    sig: sa,
+                    exp: ea,
+                },
+                Finite {
+                    neg: nb,
+                    sig: sb,
+                    exp: eb,
+                },
+            ) => {
                 // Both significands have p bits, so the exponents compare as the values' magnitudes.
                 let ((nx, sx, ex), (ny, sy, ey)) = if ea >= eb {
                     ((na, sa, ea), (nb, sb, eb))
@@ -240,11 +259,21 @@ impl Env {
             (Inf { neg: x } | Finite { neg: x, .. }, Inf { neg: y }) | (Inf { neg: x }, Finite { neg: y, .. }) => {
                 f.inf(x != y)
             }
-            (Zero { neg: x } | Finite { neg: x, .. }, Zero { neg: y })
-            | (Zero { neg: x }, Finite { neg: y, .. }) => f.zero(x != y),
-            (Finite { neg: na, sig: sa, exp: ea }, Finite { neg: nb, sig: sb, exp: eb }) => {
-                self.round(f, na != nb, sa * sb, ea + eb, false)
+            (Zero { neg: x } | Finite { neg: x, .. }, Zero { neg: y }) | (Zero { neg: x }, Finite { neg: y, .. }) => {
+                f.zero(x != y)
             }
+            (
+                Finite {
+                    neg: na,
+                    sig: sa,
+                    exp: ea,
+                },
+                Finite {
+                    neg: nb,
+                    sig: sb,
+                    exp: eb,
+                },
+            ) => self.round(f, na != nb, sa * sb, ea + eb, false),
         }
     }
 
@@ -253,11 +282,24 @@ impl Env {
         match (self.unpack(f, a), self.unpack(f, b)) {
             (Nan, _) | (_, Nan) => f.nan(),
             (Inf { .. }, Inf { .. }) | (Zero { .. }, Zero { .. }) => f.nan(),
-            (Inf { neg: x }, Zero { neg: y } | Finite { neg: y, .. })
-            | (Finite { neg: x, .. }, Zero { neg: y }) => f.inf(x != y),
-            (Zero { neg: x } | Finite { neg: x, .. }, Inf { neg: y })
-            | (Zero { neg: x }, Finite { neg: y, .. }) => f.zero(x != y),
-            (Finite { neg: na, sig: sa, exp: ea }, Finite { neg: nb, sig: sb, exp: eb }) => {
+            (Inf { neg: x }, Zero { neg: y } | Finite { neg: y, .. }) | (Finite { neg: x, .. }, Zero { neg: y }) => {
+                f.inf(x != y)
+            }
+            (Zero { neg: x } | Finite { neg: x, .. }, Inf { neg: y }) | (Zero { neg: x }, Finite { neg: y, .. }) => {
+                f.zero(x != y)
+            }
+            (
+                Finite {
+                    neg: na,
+                    sig: sa,
+                    exp: ea,
+                },
+                Finite {
+                    neg: nb,
+                    sig: sb,
+                    exp: eb,
+                },
+            ) => {
                 // sa/sb lies in (1/2, 2): the quotient has at least p + 3 bits, two below the
                 // rounding point, and the remainder is the sticky part.
                 let k = f.p() + 3;
@@ -333,23 +375,41 @@ impl Env {
             return a;
         }
         let shift = (-exp) as u32;
-        let (whole, rem) = if shift >= 128 { (0, sig) } else { (sig >> shift, sig & ((1 << shift) - 1)) };
+        let (whole, rem) = if shift >= 128 {
+            (0, sig)
+        } else {
+            (sig >> shift, sig & ((1 << shift) - 1))
+        };
         let up = match rule {
             Integral::Floor => neg && rem != 0,
             Integral::RoundHalfAway => shift <= 128 && rem >= 1u128 << (shift - 1),
         };
         let n = whole + u128::from(up);
-        if n == 0 { f.zero(neg) } else { self.round(f, neg, n, 0, false) }
+        if n == 0 {
+            f.zero(neg)
+        } else {
+            self.round(f, neg, n, 0, false)
+        }
     }
 
     /// An integral value as an integer (`as i64`: truncation toward zero, saturating, NaN 0).
     pub fn to_int(self, f: Format, a: u64) -> i64 {
         match self.unpack(f, a) {
             Class::Nan | Class::Zero { .. } => 0,
-            Class::Inf { neg } => if neg { i64::MIN } else { i64::MAX },
+            Class::Inf { neg } => {
+                if neg {
+                    i64::MIN
+                } else {
+                    i64::MAX
+                }
+            }
             Class::Finite { neg, sig, exp } => {
                 let magnitude = if exp >= 0 {
-                    if exp >= 64 { u128::MAX } else { sig.checked_shl(exp as u32).unwrap_or(u128::MAX) }
+                    if exp >= 64 {
+                        u128::MAX
+                    } else {
+                        sig.checked_shl(exp as u32).unwrap_or(u128::MAX)
+                    }
                 } else if -exp >= 128 {
                     0
                 } else {

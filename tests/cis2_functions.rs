@@ -50,7 +50,7 @@ fn goldens_on_software_binary32_under_both_rules() {
 #[test]
 fn goldens_on_pinned_hardware() {
     let pinned = Pinned::new(1).expect("this host pins FTZ/DAZ");
-    pinned.run(|hard| goldens(hard));
+    pinned.run(goldens);
 }
 
 #[test]
@@ -126,4 +126,31 @@ fn software_and_hardware_agree_on_every_function() {
             }
         }
     });
+}
+
+#[test]
+fn fast_and_exact_decodes_agree_on_the_suites_models() {
+    use wai_oracle::cis2::decode::{Artifacts, run};
+    // Every valid model of the committed suite: the pinned hardware (row-parallel matvecs) and
+    // the software binary32 under the host's rule give the same receipt, digests included.
+    let pinned = Pinned::new(2).expect("this host pins FTZ/DAZ");
+    let mut checked = 0;
+    for e in std::fs::read_dir("ops-conformance/cis2/models").unwrap() {
+        let dir = e.unwrap().path();
+        let read = |n: &str| std::fs::read(dir.join(n)).unwrap();
+        let files = Artifacts {
+            weights: read("model.safetensors"),
+            config: read("config.json"),
+            tokenizer: read("tokenizer.json"),
+        };
+        let Ok(exact) = run(&Soft::host(), &files, "Once upon a time, 42 foxes", 12) else {
+            continue;
+        };
+        let fast = pinned
+            .run(|hard| run(hard, &files, "Once upon a time, 42 foxes", 12))
+            .unwrap();
+        assert_eq!(exact, fast, "{}", dir.display());
+        checked += 1;
+    }
+    assert!(checked >= 4);
 }

@@ -112,7 +112,7 @@ fn bad_lines_name_the_line_and_the_field() {
     input.push_str(&good);
     input.push('\n');
     let (mut out, mut err) = (Vec::new(), Vec::new());
-    let bad = fill_stream(input.as_bytes(), &mut out, &mut err).unwrap();
+    let bad = fill_stream(input.as_bytes(), &mut out, &mut err, None).unwrap();
     assert_eq!(bad, cases.len());
     let err = String::from_utf8(err).unwrap();
     for (n, (_, what)) in cases.iter().enumerate() {

@@ -21,10 +21,6 @@ impl F32 {
     /// The NaN every NaN is written as (docs/assumptions.md C3).
     pub const NAN: F32 = F32(0x7FC0_0000);
 
-    /// `-x`: a sign flip, not an arithmetic operation (docs/assumptions.md C2).
-    pub fn neg(self) -> F32 {
-        F32(self.0 ^ 0x8000_0000)
-    }
     pub fn is_nan(self) -> bool {
         self.0 & 0x7FFF_FFFF > 0x7F80_0000
     }
@@ -34,6 +30,14 @@ impl F32 {
     }
     pub fn le_bytes(self) -> [u8; 4] {
         self.0.to_le_bytes()
+    }
+}
+
+/// `-x`: a sign flip, not an arithmetic operation (docs/assumptions.md C2).
+impl std::ops::Neg for F32 {
+    type Output = F32;
+    fn neg(self) -> F32 {
+        F32(self.0 ^ 0x8000_0000)
     }
 }
 
@@ -56,7 +60,7 @@ pub trait Arith: Sync {
     /// `a as i32` (truncating, saturating).
     fn to_i32(&self, a: F32) -> i32;
     /// `n as f32`.
-    fn from_int(&self, n: i64) -> F32;
+    fn of_int(&self, n: i64) -> F32;
     /// `a as f64`.
     fn widen(&self, a: F32) -> F64;
     /// `a as f32`, from binary64.
@@ -88,7 +92,11 @@ impl Soft {
 
     /// The rule of the host this runs on, to compare with [`crate::cis2::hard::Hard`].
     pub fn host() -> Soft {
-        if cfg!(target_arch = "aarch64") { Soft::AARCH64 } else { Soft::X86_64 }
+        if cfg!(target_arch = "aarch64") {
+            Soft::AARCH64
+        } else {
+            Soft::X86_64
+        }
     }
 
     fn f32_op(&self, op: fn(Env, crate::softfloat::Format, u64, u64) -> u64, a: F32, b: F32) -> F32 {
@@ -129,9 +137,11 @@ impl Arith for Soft {
         F32(self.env.integral(BINARY32, u64::from(a.0), Integral::Floor) as u32)
     }
     fn to_i32(&self, a: F32) -> i32 {
-        self.env.to_int(BINARY32, u64::from(a.0)).clamp(i32::MIN.into(), i32::MAX.into()) as i32
+        self.env
+            .to_int(BINARY32, u64::from(a.0))
+            .clamp(i32::MIN.into(), i32::MAX.into()) as i32
     }
-    fn from_int(&self, n: i64) -> F32 {
+    fn of_int(&self, n: i64) -> F32 {
         F32(self.env.from_int(BINARY32, n) as u32)
     }
     fn widen(&self, a: F32) -> F64 {

@@ -65,7 +65,10 @@ impl<'a> SafeTensors<'a> {
         };
         let n = u64::from_le_bytes(len.try_into().expect("8 bytes"));
         if n > MAX_HEADER || n > (bytes.len() - 8) as u64 {
-            return bad(format!("a header of {n} bytes does not fit the file of {} bytes", bytes.len()));
+            return bad(format!(
+                "a header of {n} bytes does not fit the file of {} bytes",
+                bytes.len()
+            ));
         }
         let header_end = 8 + n as usize;
         let header: Value = match serde_json::from_slice(&bytes[8..header_end]) {
@@ -88,7 +91,11 @@ impl<'a> SafeTensors<'a> {
 
     fn entry(v: &Value, data_len: usize) -> Result<Entry, String> {
         let o = v.as_object().ok_or("not an object")?;
-        let dtype = o.get("dtype").and_then(Value::as_str).ok_or("no dtype string")?.to_string();
+        let dtype = o
+            .get("dtype")
+            .and_then(Value::as_str)
+            .ok_or("no dtype string")?
+            .to_string();
         let shape: Vec<u64> = o
             .get("shape")
             .and_then(Value::as_array)
@@ -106,7 +113,9 @@ impl<'a> SafeTensors<'a> {
             .collect::<Result<_, _>>()?;
         let (begin, end) = (offsets[0], offsets[1]);
         if begin > end || end > data_len as u64 {
-            return Err(format!("data_offsets [{begin}, {end}] are not within the {data_len} data bytes"));
+            return Err(format!(
+                "data_offsets [{begin}, {end}] are not within the {data_len} data bytes"
+            ));
         }
         if dtype == "BF16" {
             let elements = shape.iter().try_fold(1u64, |n, &d| n.checked_mul(d));
@@ -140,7 +149,10 @@ impl<'a> SafeTensors<'a> {
         if e.shape.len() != shape.len() || e.shape.iter().zip(shape).any(|(&a, &b)| a != b as u64) {
             return refuse(
                 Code::TensorMismatch,
-                format!("model.safetensors: tensor {name} has shape {:?}, not {shape:?}", e.shape),
+                format!(
+                    "model.safetensors: tensor {name} has shape {:?}, not {shape:?}",
+                    e.shape
+                ),
             );
         }
         Ok(self.data[e.begin..e.end]

@@ -13,7 +13,7 @@ use sha2::{Digest, Sha256};
 pub fn rmsnorm(a: &impl Arith, x: &[F32], weight: &[F32], eps: F32) -> Vec<F32> {
     let sq: Vec<F32> = x.iter().map(|&v| a.mul(v, v)).collect();
     let ss = sum_seq(a, &sq);
-    let mean = a.div(ss, a.from_int(x.len() as i64));
+    let mean = a.div(ss, a.of_int(x.len() as i64));
     let inv = rsqrt(a, a.add(mean, eps));
     x.iter().zip(weight).map(|(&v, &w)| a.mul(a.mul(v, inv), w)).collect()
 }
@@ -101,7 +101,10 @@ impl Model {
         let norm = st.tensor("model.norm.weight", &[h])?;
         let lm_head = match (c.tied, st.contains("lm_head.weight")) {
             (true, true) => {
-                return refuse(Code::TensorMismatch, "model.safetensors: lm_head.weight with tie_word_embeddings true");
+                return refuse(
+                    Code::TensorMismatch,
+                    "model.safetensors: lm_head.weight with tie_word_embeddings true",
+                );
             }
             (true, false) => None,
             (false, _) => Some(st.matrix("lm_head.weight", c.vocab, h)?),
@@ -124,10 +127,18 @@ struct Cache {
 
 impl Model {
     /// One position's forward pass; the logits when `logits` is set (§11.1).
-    fn forward(&self, a: &impl Arith, token: u32, pos: usize, inv_freq: &[F32], cache: &mut Cache, logits: bool) -> Option<Vec<F32>> {
+    fn forward(
+        &self,
+        a: &impl Arith,
+        token: u32,
+        pos: usize,
+        inv_freq: &[F32],
+        cache: &mut Cache,
+        logits: bool,
+    ) -> Option<Vec<F32>> {
         let c = &self.config;
         let (hd, group) = (c.head_dim(), c.group());
-        let scale = rsqrt(a, a.from_int(hd as i64));
+        let scale = rsqrt(a, a.of_int(hd as i64));
         let (cos, sin) = rope::tables(a, inv_freq, pos);
         let mut h = self.embed.row(token as usize).to_vec();
         for (l, layer) in self.layers.iter().enumerate() {
@@ -150,13 +161,16 @@ impl Model {
             for (qh, q_head) in q.chunks(hd).enumerate() {
                 let kvh = qh / group;
                 let slice = |x: &[F32]| x[kvh * hd..(kvh + 1) * hd].to_vec();
-                let mut scores: Vec<F32> =
-                    cache.k[l].iter().map(|kj| a.mul(dot_seq(a, q_head, &slice(kj)), scale)).collect();
+                let mut scores: Vec<F32> = cache.k[l]
+                    .iter()
+                    .map(|kj| a.mul(dot_seq(a, q_head, &slice(kj)), scale))
+                    .collect();
                 softmax(a, &mut scores);
                 for d in 0..hd {
-                    let acc = scores.iter().zip(&cache.v[l]).fold(F32::ZERO, |acc, (&s, vj)| {
-                        a.add(acc, a.mul(s, vj[kvh * hd + d]))
-                    });
+                    let acc = scores
+                        .iter()
+                        .zip(&cache.v[l])
+                        .fold(F32::ZERO, |acc, (&s, vj)| a.add(acc, a.mul(s, vj[kvh * hd + d])));
                     attn.push(acc);
                 }
             }
@@ -210,18 +224,27 @@ pub fn run(a: &impl Arith, files: &Artifacts, prompt: &str, gen_toks: usize) -> 
     let config = Config::read(a, &json)?;
     let model = Model::load(config, &st)?;
     let c = &model.config;
-    let prompt_ids = tokenizer.encode(prompt).or_else(|e| refuse(Code::ConfigUnsupported, format!("prompt: {e}")))?;
+    let prompt_ids = tokenizer
+        .encode(prompt)
+        .or_else(|e| refuse(Code::ConfigUnsupported, format!("prompt: {e}")))?;
     if prompt_ids.is_empty() {
         return refuse(Code::ConfigUnsupported, "prompt: no token (nothing to decode from)");
     }
     if prompt_ids.len() + gen_toks > c.max_positions {
         return refuse(
             Code::ConfigUnsupported,
-            format!("{} positions pass max_position_embeddings {}", prompt_ids.len() + gen_toks, c.max_positions),
+            format!(
+                "{} positions pass max_position_embeddings {}",
+                prompt_ids.len() + gen_toks,
+                c.max_positions
+            ),
         );
     }
     if let Some(t) = prompt_ids.iter().find(|&&t| t as usize >= c.vocab) {
-        return refuse(Code::ConfigUnsupported, format!("prompt: token {t} is past vocab_size {}", c.vocab));
+        return refuse(
+            Code::ConfigUnsupported,
+            format!("prompt: token {t} is past vocab_size {}", c.vocab),
+        );
     }
     let inv_freq = rope::inv_freq(a, c.head_dim(), c.theta);
     let mut r = Receipt {
@@ -238,7 +261,13 @@ pub fn run(a: &impl Arith, files: &Artifacts, prompt: &str, gen_toks: usize) -> 
     };
     // §12.1, in its corrected order (docs/assumptions.md C4).
     let mut witness = Sha256::new();
-    for d in [r.weights_sha256, r.tokenizer_sha256, r.config_sha256, r.table_digest, r.inv_freq_table_digest] {
+    for d in [
+        r.weights_sha256,
+        r.tokenizer_sha256,
+        r.config_sha256,
+        r.table_digest,
+        r.inv_freq_table_digest,
+    ] {
         witness.update(d);
     }
     r.prompt_ids.iter().for_each(|t| witness.update(t.to_le_bytes()));
@@ -265,7 +294,10 @@ pub fn run(a: &impl Arith, files: &Artifacts, prompt: &str, gen_toks: usize) -> 
     r.witness_digest = witness.finalize().into();
     // §12.2: a separate hash of every token id, prompt first.
     let mut ids = Sha256::new();
-    r.prompt_ids.iter().chain(&r.generated_ids).for_each(|t| ids.update(t.to_le_bytes()));
+    r.prompt_ids
+        .iter()
+        .chain(&r.generated_ids)
+        .for_each(|t| ids.update(t.to_le_bytes()));
     r.argmax_digest = ids.finalize().into();
     Ok(r)
 }

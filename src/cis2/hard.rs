@@ -170,7 +170,7 @@ impl Arith for Hard {
     fn to_i32(&self, x: F32) -> i32 {
         f(x) as i32
     }
-    fn from_int(&self, n: i64) -> F32 {
+    fn of_int(&self, n: i64) -> F32 {
         b(n as f32)
     }
     fn widen(&self, x: F32) -> F64 {

@@ -17,5 +17,6 @@ pub mod pinned;
 pub mod reduce;
 pub mod rope;
 pub mod tokenizer;
+pub mod vector;
 
 pub use arith::{Arith, F32, F64, Soft};

@@ -57,7 +57,11 @@ pub fn ldexp_exact(a: &impl Arith, x: F32, k: i32) -> F32 {
         return F32::ZERO;
     }
     if new_exp >= 0xFF {
-        return if x.0 >> 31 == 1 { F32::NEG_INFINITY } else { F32::INFINITY };
+        return if x.0 >> 31 == 1 {
+            F32::NEG_INFINITY
+        } else {
+            F32::INFINITY
+        };
     }
     F32((x.0 & !(0xFF << 23)) | ((new_exp as u32) << 23))
 }
@@ -132,8 +136,8 @@ pub fn sin_pinned(a: &impl Arith, x: F32) -> F32 {
     match quadrant {
         0 => sin_poly(a, r),
         1 => cos_poly(a, r),
-        2 => sin_poly(a, r).neg(),
-        _ => cos_poly(a, r).neg(),
+        2 => -sin_poly(a, r),
+        _ => -cos_poly(a, r),
     }
 }
 
@@ -142,15 +146,15 @@ pub fn cos_pinned(a: &impl Arith, x: F32) -> F32 {
     let (r, quadrant) = octant(a, x);
     match quadrant {
         0 => cos_poly(a, r),
-        1 => sin_poly(a, r).neg(),
-        2 => cos_poly(a, r).neg(),
+        1 => -sin_poly(a, r),
+        2 => -cos_poly(a, r),
         _ => sin_poly(a, r),
     }
 }
 
 /// §6.4: `x / (1.0 + exp_pinned(−x))`.
 pub fn silu(a: &impl Arith, x: F32) -> F32 {
-    let e = exp_pinned(a, x.neg());
+    let e = exp_pinned(a, -x);
     let denom = a.add(F32::ONE, e);
     a.div(x, denom)
 }
@@ -184,7 +188,7 @@ pub fn ln_pinned(a: &impl Arith, x: F32) -> F32 {
     }
     let mut y = a.mul(poly, m);
     y = a.mul(y, z);
-    let fe = a.from_int(e.into());
+    let fe = a.of_int(e.into());
     let t1 = a.mul(fe, LOG_Q1);
     y = a.add(y, t1);
     let half_z = a.mul(F32::HALF, z);

@@ -34,6 +34,9 @@ impl Matrix {
     /// §5.2: `y[o] = dot_seq(w[o, :], x)`. Rows are independent, so they run in parallel;
     /// each row keeps §5.1's order.
     pub fn matvec(&self, a: &impl Arith, x: &[F32]) -> Vec<F32> {
-        (0..self.rows).into_par_iter().map(|o| dot_seq(a, self.row(o), x)).collect()
+        (0..self.rows)
+            .into_par_iter()
+            .map(|o| dot_seq(a, self.row(o), x))
+            .collect()
     }
 }

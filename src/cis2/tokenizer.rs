@@ -12,10 +12,12 @@ use std::collections::HashMap;
 /// §3.1.4.b's pattern, verbatim.
 const GPT2_PATTERN: &str = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+";
 
+/// Each mergeable pair of ids: its rank and the merged symbol's id.
+type Merges = HashMap<(u32, u32), (usize, u32)>;
+
 pub struct Tokenizer {
     vocab: HashMap<String, u32>,
-    /// A mergeable pair of ids: its rank and the merged symbol's id.
-    merges: HashMap<(u32, u32), (usize, u32)>,
+    merges: Merges,
     /// Added tokens' contents and ids.
     added: Vec<(String, u32)>,
     byte_char: [char; 256],
@@ -54,7 +56,9 @@ impl Tokenizer {
             Ok(v) => v,
             Err(e) => return malformed(format!("not JSON: {e}")),
         };
-        let Some(o) = v.as_object() else { return malformed("not a JSON object") };
+        let Some(o) = v.as_object() else {
+            return malformed("not a JSON object");
+        };
         for key in ["normalizer", "post_processor"] {
             if !o.get(key).is_none_or(Value::is_null) {
                 return malformed(format!("{key} is not null (§3.1.3)"));
@@ -64,13 +68,22 @@ impl Tokenizer {
             {"type": "Digits", "individual_digits": true},
             {"type": "ByteLevel", "add_prefix_space": false, "use_regex": true}]});
         if !pre_tokenizer_is(o.get("pre_tokenizer"), &pre) {
-            return malformed("pre_tokenizer is not Sequence[Digits(individual), ByteLevel(no prefix space, regex)] (§3.1.4)");
+            return malformed(
+                "pre_tokenizer is not Sequence[Digits(individual), ByteLevel(no prefix space, regex)] (§3.1.4)",
+            );
         }
-        let Some(model) = o.get("model").and_then(Value::as_object) else { return malformed("no model object") };
+        let Some(model) = o.get("model").and_then(Value::as_object) else {
+            return malformed("no model object");
+        };
         let flags_ok = model.get("type") == Some(&json!("BPE"))
-            && ["dropout", "unk_token", "continuing_subword_prefix", "end_of_word_suffix"]
-                .iter()
-                .all(|k| model.get(*k).is_none_or(Value::is_null))
+            && [
+                "dropout",
+                "unk_token",
+                "continuing_subword_prefix",
+                "end_of_word_suffix",
+            ]
+            .iter()
+            .all(|k| model.get(*k).is_none_or(Value::is_null))
             && is_default(model, "byte_fallback", &json!(false))
             && is_default(model, "ignore_merges", &json!(false));
         if !flags_ok {
@@ -79,7 +92,9 @@ impl Tokenizer {
         let vocab = Self::vocab(model)?;
         let byte_char = byte_to_unicode();
         if let Some(c) = byte_char.iter().find(|c| !vocab.contains_key(&c.to_string())) {
-            return malformed(format!("model.vocab has no entry for the byte character {c:?} (§3.1.5.b)"));
+            return malformed(format!(
+                "model.vocab has no entry for the byte character {c:?} (§3.1.5.b)"
+            ));
         }
         Ok(Tokenizer {
             merges: Self::merges(model, &vocab)?,
@@ -91,7 +106,9 @@ impl Tokenizer {
     }
 
     fn vocab(model: &Map<String, Value>) -> Result<HashMap<String, u32>, Refuse> {
-        let Some(v) = model.get("vocab").and_then(Value::as_object) else { return malformed("no model.vocab object") };
+        let Some(v) = model.get("vocab").and_then(Value::as_object) else {
+            return malformed("no model.vocab object");
+        };
         v.iter()
             .map(|(k, id)| match id.as_u64().and_then(|n| u32::try_from(n).ok()) {
                 Some(id) => Ok((k.clone(), id)),
@@ -100,7 +117,7 @@ impl Tokenizer {
             .collect()
     }
 
-    fn merges(model: &Map<String, Value>, vocab: &HashMap<String, u32>) -> Result<HashMap<(u32, u32), (usize, u32)>, Refuse> {
+    fn merges(model: &Map<String, Value>, vocab: &HashMap<String, u32>) -> Result<Merges, Refuse> {
         let Some(list) = model.get("merges").and_then(Value::as_array) else {
             return malformed("no model.merges array");
         };
@@ -111,10 +128,14 @@ impl Tokenizer {
                 Value::Array(p) if p.len() == 2 => p[0].as_str().zip(p[1].as_str()).map(|(a, b)| (a.into(), b.into())),
                 _ => None,
             };
-            let Some((x, y)) = parts else { return malformed(format!("model.merges[{rank}] is not a pair")) };
+            let Some((x, y)) = parts else {
+                return malformed(format!("model.merges[{rank}] is not a pair"));
+            };
             let id = |s: &str| vocab.get(s).copied();
             let (Some(a), Some(b), Some(c)) = (id(&x), id(&y), id(&format!("{x}{y}"))) else {
-                return malformed(format!("model.merges[{rank}] {x:?} {y:?}: a part or the result is not in model.vocab"));
+                return malformed(format!(
+                    "model.merges[{rank}] {x:?} {y:?}: a part or the result is not in model.vocab"
+                ));
             };
             // A pair listed twice keeps its first (highest-priority) rank.
             merges.entry((a, b)).or_insert((rank, c));
@@ -123,19 +144,31 @@ impl Tokenizer {
     }
 
     fn added(o: &Map<String, Value>) -> Result<Vec<(String, u32)>, Refuse> {
-        let Some(list) = o.get("added_tokens").and_then(Value::as_array) else { return Ok(vec![]) };
+        let Some(list) = o.get("added_tokens").and_then(Value::as_array) else {
+            return Ok(vec![]);
+        };
         list.iter()
             .enumerate()
             .map(|(i, t)| {
                 let t = t.as_object();
-                let content = t.and_then(|t| t.get("content")).and_then(Value::as_str).filter(|c| !c.is_empty());
-                let id = t.and_then(|t| t.get("id")).and_then(Value::as_u64).and_then(|n| u32::try_from(n).ok());
+                let content = t
+                    .and_then(|t| t.get("content"))
+                    .and_then(Value::as_str)
+                    .filter(|c| !c.is_empty());
+                let id = t
+                    .and_then(|t| t.get("id"))
+                    .and_then(Value::as_u64)
+                    .and_then(|n| u32::try_from(n).ok());
                 let plain = t.is_some_and(|t| {
-                    ["single_word", "lstrip", "rstrip", "normalized"].iter().all(|k| is_default(t, k, &json!(false)))
+                    ["single_word", "lstrip", "rstrip", "normalized"]
+                        .iter()
+                        .all(|k| is_default(t, k, &json!(false)))
                 });
                 match (content, id, plain) {
                     (Some(c), Some(id), true) => Ok((c.to_string(), id)),
-                    _ => malformed(format!("added_tokens[{i}] is not a plain token (content, id; no strip, no normalization)")),
+                    _ => malformed(format!(
+                        "added_tokens[{i}] is not a plain token (content, id; no strip, no normalization)"
+                    )),
                 }
             })
             .collect()
@@ -163,7 +196,11 @@ impl Tokenizer {
     /// length and id; or the text's length and none.
     fn next_added(&self, text: &str) -> (usize, Option<(usize, u32)>) {
         for (at, _) in text.char_indices() {
-            let best = self.added.iter().filter(|(c, _)| text[at..].starts_with(c.as_str())).max_by_key(|(c, _)| c.len());
+            let best = self
+                .added
+                .iter()
+                .filter(|(c, _)| text[at..].starts_with(c.as_str()))
+                .max_by_key(|(c, _)| c.len());
             if let Some((c, id)) = best {
                 return (at, Some((c.len(), *id)));
             }
@@ -172,19 +209,8 @@ impl Tokenizer {
     }
 
     fn encode_plain(&self, text: &str, ids: &mut Vec<u32>) -> Result<(), String> {
-        for piece in digits_split(text) {
-            let mut at = 0;
-            for m in self.pattern.find_iter(piece) {
-                let m = m.map_err(|e| format!("the §3.1.4 pattern failed: {e}"))?;
-                if m.start() > at {
-                    self.bpe(&piece[at..m.start()], ids);
-                }
-                self.bpe(m.as_str(), ids);
-                at = m.end();
-            }
-            if at < piece.len() {
-                self.bpe(&piece[at..], ids);
-            }
+        for word in words(&self.pattern, text)? {
+            self.bpe(word, ids);
         }
         Ok(())
     }
@@ -192,8 +218,10 @@ impl Tokenizer {
     /// §3.1.5.b–c: one word's bytes as base symbols, then the lowest-ranked adjacent pair
     /// merged, leftmost first, until no pair is in the merge list.
     fn bpe(&self, word: &str, ids: &mut Vec<u32>) {
-        let mut symbols: Vec<u32> =
-            word.bytes().map(|b| self.vocab[&self.byte_char[b as usize].to_string()]).collect();
+        let mut symbols: Vec<u32> = word
+            .bytes()
+            .map(|b| self.vocab[&self.byte_char[b as usize].to_string()])
+            .collect();
         loop {
             let best = symbols
                 .windows(2)
@@ -205,6 +233,38 @@ impl Tokenizer {
         }
         ids.extend(symbols);
     }
+}
+
+/// §3.1.4: the Digits pre-split, then each piece split by the pattern, every match and every
+/// stretch between matches its own word.
+fn words<'t>(pattern: &Regex, text: &'t str) -> Result<Vec<&'t str>, String> {
+    let mut out = Vec::new();
+    for piece in digits_split(text) {
+        let mut at = 0;
+        for m in pattern.find_iter(piece) {
+            let m = m.map_err(|e| format!("the §3.1.4 pattern failed: {e}"))?;
+            if m.start() > at {
+                out.push(&piece[at..m.start()]);
+            }
+            out.push(m.as_str());
+            at = m.end();
+        }
+        if at < piece.len() {
+            out.push(&piece[at..]);
+        }
+    }
+    Ok(out)
+}
+
+/// §3.1.4 and §3.1.5.a: `text`'s words, each byte remapped to its character (what a BPE
+/// trainer counts pairs over).
+pub fn pre_tokenize(text: &str) -> Result<Vec<String>, String> {
+    let pattern = Regex::new(GPT2_PATTERN).expect("the §3.1.4 pattern compiles");
+    let map = byte_to_unicode();
+    Ok(words(&pattern, text)?
+        .into_iter()
+        .map(|w| w.bytes().map(|b| map[b as usize]).collect())
+        .collect())
 }
 
 /// §3.1.4.a: every numeric character isolated; the runs between kept whole.

@@ -1,6 +1,7 @@
 //! The `fill` protocol (ARCHITECTURE.md): read request lines, compute their
 //! computed fields, write canonical lines.
 
+pub mod cis2;
 pub mod graph;
 pub mod jpegai;
 pub mod json;
@@ -9,13 +10,29 @@ pub mod stage;
 
 use crate::canon;
 use std::io::{BufRead, Write};
+use std::path::Path;
 
-/// Fills one request line: a stage vector (it names an `op`), a lowering record (it names a
-/// `lowering`), a jpegai scale-path record (it holds a `bundle`) or a graph vector.
+/// Fills one request line (no tree: a CIS-2 decode record is refused as a line error).
 pub fn fill_line(line: &str) -> Result<String, String> {
+    fill_line_in(line, None)
+}
+
+/// Fills one request line, by what it names: a stage vector (`op`), a lowering record
+/// (`lowering`), a jpegai scale-path record (`bundle`), a CIS-2 ops record (`fn`) or decode
+/// record (`model`, its path relative to `tree`), or else a graph vector.
+pub fn fill_line_in(line: &str, tree: Option<&Path>) -> Result<String, String> {
     let value: serde_json::Value = serde_json::from_str(line).map_err(|e| format!("not JSON: {e}"))?;
-    let filled = if value.get("op").is_some() {
+    let has = |k: &str| value.get(k).is_some();
+    let filled = if has("op") {
         stage::fill(&value)?
+    } else if has("lowering") {
+        lowering::fill(&value)?
+    } else if has("bundle") {
+        jpegai::fill(&value)?
+    } else if has("fn") {
+        cis2::fill_op(&value)?
+    } else if has("model") {
+        cis2::fill_decode(&value, tree)?
     } else {
         graph::fill(&value)?
     };
@@ -25,11 +42,16 @@ pub fn fill_line(line: &str) -> Result<String, String> {
 /// Fills every line of `input` into `output`. A bad line is reported on
 /// `errors` as `line N: <what is wrong>` and skipped; the result is the number
 /// of bad lines.
-pub fn fill_stream(input: impl BufRead, mut output: impl Write, mut errors: impl Write) -> std::io::Result<usize> {
+pub fn fill_stream(
+    input: impl BufRead,
+    mut output: impl Write,
+    mut errors: impl Write,
+    tree: Option<&Path>,
+) -> std::io::Result<usize> {
     let mut bad = 0;
     for (n, line) in input.lines().enumerate() {
         let line = line?;
-        match fill_line(&line) {
+        match fill_line_in(&line, tree) {
             Ok(filled) => output.write_all(filled.as_bytes())?,
             Err(e) => {
                 bad += 1;

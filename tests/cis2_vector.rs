@@ -1,0 +1,40 @@
+//! The pinned vector of cis2-spec-v0.3b §13.1, and the refusal of files that are not §2.1's.
+
+use std::process::Command;
+use wai_oracle::cis2::vector::{self, ARGMAX_DIGEST, CIS2_REF, GEN_TOKS, GENERATED_IDS, PROMPT, PROMPT_IDS};
+
+/// §13.1 on the fast path, when `CIS2_MODEL_DIR` names a folder with SmolLM2-135M's files (they
+/// cannot be downloaded here); otherwise the test says it was not run.
+#[test]
+fn pinned_vector_when_the_weights_are_present() {
+    let Some(dir) = std::env::var_os("CIS2_MODEL_DIR") else {
+        eprintln!("NOT RUN: CIS2_MODEL_DIR is not set, so §13.1's decode of SmolLM2-135M was not run");
+        return;
+    };
+    let files = vector::read_verified(std::path::Path::new(&dir)).expect("§2.1's files");
+    let r = vector::run(&files, PROMPT, GEN_TOKS, false).expect("the decode");
+    assert_eq!(r.prompt_ids, PROMPT_IDS);
+    assert_eq!(r.generated_ids, GENERATED_IDS);
+    assert_eq!(hex::encode(r.argmax_digest), ARGMAX_DIGEST);
+    assert_eq!(hex::encode(r.witness_digest), CIS2_REF);
+}
+
+#[test]
+fn a_wrong_file_is_refused_with_its_name_and_both_hashes() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, _) in vector::ARTIFACTS {
+        std::fs::write(dir.path().join(name), b"not the pinned file").unwrap();
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_wai-oracle"))
+        .args(["cis2", "--model-dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    // SHA-256 of the 19 bytes written, and §2.1's pinned value for the first file checked.
+    let got = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(b"not the pinned file"));
+    assert!(err.contains("model.safetensors"), "{err}");
+    assert!(err.contains(&got), "{err}");
+    assert!(err.contains(vector::ARTIFACTS[0].1), "{err}");
+}
