@@ -222,9 +222,32 @@ fn lines(
 /// The model folders of `models.json`, by name.
 fn models(corpus: &Path) -> Result<BTreeMap<String, Files>, Fail> {
     let file = corpus.join("cis2/models.json");
-    let Ok(text) = std::fs::read_to_string(&file) else {
+    if !file.exists() {
         return Ok(BTreeMap::new());
-    };
+    }
+    models_of(&file)
+}
+
+/// Writes the models of a recipe file into `out/<name>/` (the benchmark's checkpoint).
+pub fn write_models(recipe: &Path, out: &Path) -> Result<(), Fail> {
+    for (name, f) in models_of(recipe)? {
+        let dir = out.join(&name);
+        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        for (file, bytes) in [
+            ("model.safetensors", &f.weights),
+            ("config.json", &f.config),
+            ("tokenizer.json", &f.tokenizer),
+        ] {
+            std::fs::write(dir.join(file), bytes).map_err(|e| format!("{}: {e}", dir.join(file).display()))?;
+        }
+        eprintln!("{}: {} bytes of weights", dir.display(), f.weights.len());
+    }
+    Ok(())
+}
+
+/// The models of a recipe file (models.json's form), by name.
+fn models_of(file: &Path) -> Result<BTreeMap<String, Files>, Fail> {
+    let text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
     let path = file.display().to_string();
     let v: Value = serde_json::from_str(&text).map_err(|e| format!("{path}: {e}"))?;
     let o = object(&v, &path)?;

@@ -48,12 +48,20 @@ enum Command {
         #[arg(long, value_delimiter = ',')]
         only: Vec<String>,
     },
+    /// Write the CIS-2 checkpoints of a recipe file (models.json's form) into DIR/<name>/.
+    Cis2Models {
+        #[arg(long)]
+        recipe: PathBuf,
+        #[arg(long)]
+        out: PathBuf,
+    },
 }
 
 fn main() -> ExitCode {
     let result = match Cli::parse().command {
         Command::Regen { corpus, out } => tree::regen(&corpus, &out),
         Command::Coverage { corpus, quiet, only } => coverage::run(&corpus, quiet, &only),
+        Command::Cis2Models { recipe, out } => cis2::write_models(&recipe, &out),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

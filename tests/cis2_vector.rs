@@ -12,7 +12,7 @@ fn pinned_vector_when_the_weights_are_present() {
         return;
     };
     let files = vector::read_verified(std::path::Path::new(&dir)).expect("§2.1's files");
-    let r = vector::run(&files, PROMPT, GEN_TOKS, false).expect("the decode");
+    let (r, _) = vector::run(&files, PROMPT, GEN_TOKS, false).expect("the decode");
     assert_eq!(r.prompt_ids, PROMPT_IDS);
     assert_eq!(r.generated_ids, GENERATED_IDS);
     assert_eq!(hex::encode(r.argmax_digest), ARGMAX_DIGEST);

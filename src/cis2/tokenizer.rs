@@ -64,10 +64,7 @@ impl Tokenizer {
                 return malformed(format!("{key} is not null (§3.1.3)"));
             }
         }
-        let pre = json!({"type": "Sequence", "pretokenizers": [
-            {"type": "Digits", "individual_digits": true},
-            {"type": "ByteLevel", "add_prefix_space": false, "use_regex": true}]});
-        if !pre_tokenizer_is(o.get("pre_tokenizer"), &pre) {
+        if !pre_tokenizer_ok(o.get("pre_tokenizer")) {
             return malformed(
                 "pre_tokenizer is not Sequence[Digits(individual), ByteLevel(no prefix space, regex)] (§3.1.4)",
             );
@@ -137,8 +134,8 @@ impl Tokenizer {
                     "model.merges[{rank}] {x:?} {y:?}: a part or the result is not in model.vocab"
                 ));
             };
-            // A pair listed twice keeps its first (highest-priority) rank.
-            merges.entry((a, b)).or_insert((rank, c));
+            // A pair listed twice takes its last rank, as the reference library's map does.
+            merges.insert((a, b), (rank, c));
         }
         Ok(merges)
     }
@@ -196,11 +193,13 @@ impl Tokenizer {
     /// length and id; or the text's length and none.
     fn next_added(&self, text: &str) -> (usize, Option<(usize, u32)>) {
         for (at, _) in text.char_indices() {
-            let best = self
-                .added
-                .iter()
-                .filter(|(c, _)| text[at..].starts_with(c.as_str()))
-                .max_by_key(|(c, _)| c.len());
+            // The longest content here; of a content listed twice, its first id.
+            let mut best: Option<&(String, u32)> = None;
+            for t in self.added.iter().filter(|(c, _)| text[at..].starts_with(c.as_str())) {
+                if best.is_none_or(|b| t.0.len() > b.0.len()) {
+                    best = Some(t);
+                }
+            }
             if let Some((c, id)) = best {
                 return (at, Some((c.len(), *id)));
             }
@@ -286,13 +285,19 @@ fn digits_split(text: &str) -> Vec<&str> {
     pieces
 }
 
-/// The pre-tokenizer is `want`, ignoring ByteLevel's `trim_offsets` (it moves offsets, not ids).
-fn pre_tokenizer_is(got: Option<&Value>, want: &Value) -> bool {
-    let Some(mut got) = got.cloned() else { return false };
-    if let Some(list) = got.get_mut("pretokenizers").and_then(Value::as_array_mut) {
-        for p in list.iter_mut().filter_map(Value::as_object_mut) {
-            p.remove("trim_offsets");
-        }
-    }
-    &got == want
+/// The pre-tokenizer is `Sequence[Digits(individual_digits = true), ByteLevel(add_prefix_space =
+/// false, use_regex = true)]`; `use_regex` absent is the library's default, true; other members
+/// (`trim_offsets`, which moves offsets, not ids) are not read.
+fn pre_tokenizer_ok(v: Option<&Value>) -> bool {
+    let field = |o: &Value, k: &str| o.get(k).cloned();
+    let Some(v) = v else { return false };
+    let Some([digits, bytes]) = v.get("pretokenizers").and_then(Value::as_array).map(Vec::as_slice) else {
+        return false;
+    };
+    field(v, "type") == Some(json!("Sequence"))
+        && field(digits, "type") == Some(json!("Digits"))
+        && field(digits, "individual_digits") == Some(json!(true))
+        && field(bytes, "type") == Some(json!("ByteLevel"))
+        && field(bytes, "add_prefix_space") == Some(json!(false))
+        && field(bytes, "use_regex").is_none_or(|u| u == json!(true))
 }

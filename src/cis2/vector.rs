@@ -6,6 +6,7 @@ use super::decode::{self, Artifacts, Receipt};
 use super::hard::Pinned;
 use sha2::{Digest, Sha256};
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 /// §2.1: the files and their SHA-256.
 pub const ARTIFACTS: [(&str, &str); 3] = [
@@ -38,45 +39,47 @@ pub const CIS2_REF: &str = "d82743059d1db929e710236fe4ec37f89e6f932524801345a006
 /// The three files of `dir`, each checked against §2.1 (a mismatch names the file and both
 /// hashes).
 pub fn read_verified(dir: &Path) -> Result<Artifacts, String> {
-    let mut files = Vec::new();
-    for (name, pinned) in ARTIFACTS {
-        let path = dir.join(name);
-        let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let got = hex::encode(Sha256::digest(&bytes));
-        if got != pinned {
+    let files = read(dir)?;
+    for ((name, pinned), bytes) in ARTIFACTS.iter().zip([&files.weights, &files.config, &files.tokenizer]) {
+        let got = hex::encode(Sha256::digest(bytes));
+        if got != *pinned {
             return Err(format!(
                 "{}: sha256 {got} is not the {pinned} that CIS-2 §2.1 pins; refusing to run",
-                path.display()
+                dir.join(name).display()
             ));
         }
-        files.push(bytes);
     }
-    let tokenizer = files.pop().expect("three files");
-    let config = files.pop().expect("three files");
-    let weights = files.pop().expect("three files");
+    Ok(files)
+}
+
+/// The three files of `dir`, unchecked.
+pub fn read(dir: &Path) -> Result<Artifacts, String> {
+    let file = |name: &str| std::fs::read(dir.join(name)).map_err(|e| format!("{}: {e}", dir.join(name).display()));
     Ok(Artifacts {
-        weights,
-        config,
-        tokenizer,
+        weights: file(ARTIFACTS[0].0)?,
+        config: file(ARTIFACTS[1].0)?,
+        tokenizer: file(ARTIFACTS[2].0)?,
     })
 }
 
 /// The decode of `files`, run twice (§12.4) on the pinned hardware or, with `exact`, on the
-/// software binary32 under the host's tininess rule.
-pub fn run(files: &Artifacts, prompt: &str, gen_toks: usize, exact: bool) -> Result<Receipt, String> {
-    let once = || -> Result<Receipt, String> {
+/// software binary32 under the host's tininess rule; with each run's time.
+pub fn run(files: &Artifacts, prompt: &str, gen_toks: usize, exact: bool) -> Result<(Receipt, [Duration; 2]), String> {
+    let once = || -> Result<(Receipt, Duration), String> {
+        let start = Instant::now();
         let r = if exact {
             decode::run(&Soft::host(), files, prompt, gen_toks)
         } else {
             Pinned::new(0)?.run(|hard| decode::run(hard, files, prompt, gen_toks))
         };
-        r.map_err(|e| format!("{}: {}", e.code.as_str(), e.why))
+        r.map(|r| (r, start.elapsed()))
+            .map_err(|e| format!("{}: {}", e.code.as_str(), e.why))
     };
-    let (first, second) = (once()?, once()?);
+    let ((first, t1), (second, t2)) = (once()?, once()?);
     if first != second {
         return Err("CIS-2 §12.4: two runs in one process differ".into());
     }
-    Ok(first)
+    Ok((first, [t1, t2]))
 }
 
 /// The receipt lines of §12.

@@ -6,7 +6,10 @@
 //!   refill every committed file with the independent checker and compare.
 //! - `fuzz-diff`: random graphs through the oracle and the checker; a disagreement becomes a
 //!   corpus case.
+//! - `bench`: speed, measured and reported (CIS-2's 16-token decode; `--exact` adds the
+//!   software binary32).
 
+mod bench;
 mod fuzz_diff;
 
 use xtask::{build, check, run};
@@ -23,8 +26,9 @@ fn main() -> ExitCode {
         Some("coverage") => coverage(&root, &args[1..]),
         Some("check") => check::run(&root),
         Some("fuzz-diff") => fuzz_diff::run(&root, &args[1..]),
+        Some("bench") => bench::cis2(&root, &args[1..]),
         _ => Err(
-            "usage: cargo xtask <regen | coverage [--quiet] [--only OPS] | check | fuzz-diff [--cases N] [--start S]>"
+            "usage: cargo xtask <regen | coverage [--quiet] [--only OPS] | check | fuzz-diff [--cases N] [--start S] | bench [--exact]>"
                 .to_string(),
         ),
     };
