@@ -195,6 +195,17 @@ pub fn fill_line(line: &str) -> Result<String, LineError> {
     if v.as_object().is_some_and(|m| m.contains_key("op")) {
         return crate::stage::fill_line(&v);
     }
+    // A CIS-2 record has an "fn" (ops.jsonl) or a "model" (decode.jsonl) member.
+    if crate::cis2::fill::is_cis2(&v) {
+        return crate::cis2::fill::fill_line(&v);
+    }
+    // A lowering record has a "lowering" member; a jpegai scale-path record a "bundle" member.
+    if v.as_object().is_some_and(|m| m.contains_key("lowering")) {
+        return crate::lower::fill_line(&v);
+    }
+    if v.as_object().is_some_and(|m| m.contains_key("bundle")) {
+        return crate::scale_path::fill_line(&v);
+    }
     let req = parse(&v).map_err(LineError::Bad)?;
     let loaded = load::load(&req.graph);
     let (load_j, profiles, decodes) = match &loaded {

@@ -13,7 +13,13 @@
 //! - [`run`]: run steps 1–4 and sequences with state (§4, §10.3);
 //! - [`bounds`]: the bounds pass, profiles, flags, verdict and certificate (§7–§9);
 //! - [`stage`]: the stage operators of §5E (E1–E9 and E13) and stage-operator vectors (§14.1);
-//! - [`fill`], [`certify`]: the two commands (docs/protocol.md);
+//! - [`cis2`]: CIS-2 (cis2-spec-v0.3b) on the hardware's binary32, FTZ/DAZ pinned: its two
+//!   suites and the pinned decode;
+//! - [`lower`]: the lowerings of §13 (`int_synth/1`, `whm1/1`, `wam1/1`, `wmb1/1`, `world/1`,
+//!   `jpegai-int/1`) to canonical `WHG1` bytes (§13.0), their load checks, certificates and
+//!   lowering records; [`scale_path`]: `wai.image.jpegai`'s scale path and entropy decodes
+//!   (§13.6.1) as scale-path records;
+//! - [`fill`], [`certify`]: the commands (docs/protocol.md);
 //! - [`testgen`]: a `WHG1` writer, random graphs, an E1 encoder, random stage requests and
 //!   differential runs, for tests.
 //!
@@ -35,16 +41,24 @@
 //!   `2^67` can never return), E5 and E6 round in `I256`. Request values past those widths are
 //!   exact decimal values (`stage::dec`): compared digit by digit, summed by columns, divided by
 //!   `2^s` by long division with a `U256` remainder; never wrapped.
+//! - Lowerings: §13.2's `P_ℓ` is evaluated in `U256` (every value it forms is below `2^240`) with
+//!   `isqrt` bit by bit in `u128`, and `X_ℓ` by the literal binary search on `[0, 2^63]`; the caps
+//!   of a lowered graph are the run-time plan on the smallest inputs (docs/assumptions.md L1). The
+//!   `WHG1` bytes are written by the checker's own writer (`testgen::writer`), with every count
+//!   checked against its field first.
 
 pub mod bounds;
 pub mod canon;
 pub mod certify;
+pub mod cis2;
 pub mod fill;
 pub mod load;
+pub mod lower;
 pub mod num;
 pub mod ops;
 pub mod plan;
 pub mod run;
+pub mod scale_path;
 pub mod stage;
 pub mod testgen;
 pub mod whg1;

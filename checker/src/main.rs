@@ -2,19 +2,32 @@
 //! alone. It never depends on the oracle crate.
 //!
 //! ```text
-//! wai-checker fill [--in FILE] [--out FILE]
+//! wai-checker fill [--in FILE] [--out FILE] [--tree DIR]
 //! wai-checker certify [--capability NAME] [--lowering ID] [--set-sha256 HEX] G.whg1...
+//! wai-checker cis2 --model-dir DIR [--prompt P] [--gen-toks N] [--tininess after|before]
+//! wai-checker lower --lowering ID [--capability C] [--claim P] --out DIR FILES...
 //! ```
+//!
+//! `lower` writes each lowered graph as `DIR/<role>.whg1` and the certificate as
+//! `DIR/certificate.json` (docs/protocol.md, *Lowerings*), whatever of them the set reaches, and
+//! prints the load outcome (`ok` or the capability's code). Exit 0 when the set loads, 1 when it is
+//! refused, 2 on a usage or file error. `--capability` defaults to the lowering's one capability
+//! (`whm1/1` lowers three, and requires it). For `jpegai-int/1` the files are found by their names
+//! (`norm.json`, `hs_y.json`, `hs_uv.json`, docs/assumptions.md L7).
 
 use std::io::{Read, Write};
 use std::path::Path;
 use std::process::ExitCode;
-use wai_checker::{certify, fill};
+use wai_checker::bounds::Profile;
+use wai_checker::lower::{self, Lowering};
+use wai_checker::{certify, cis2, fill};
 
 fn usage() -> ExitCode {
     eprintln!(
-        "usage: wai-checker fill [--in FILE] [--out FILE]\n       \
-         wai-checker certify [--capability NAME] [--lowering ID] [--set-sha256 HEX] G.whg1..."
+        "usage: wai-checker fill [--in FILE] [--out FILE] [--tree DIR]\n       \
+         wai-checker cis2 --model-dir DIR [--prompt P] [--gen-toks N] [--tininess after|before]\n       \
+         wai-checker certify [--capability NAME] [--lowering ID] [--set-sha256 HEX] G.whg1...\n       \
+         wai-checker lower --lowering ID [--capability C] [--claim P] --out DIR FILES..."
     );
     ExitCode::from(2)
 }
@@ -49,12 +62,14 @@ fn opt<'a>(opts: &'a [(String, String)], name: &str) -> Option<&'a str> {
 }
 
 fn run_fill(args: &[String]) -> ExitCode {
-    let Some((opts, pos)) = options(args, &["in", "out"]) else {
+    let Some((opts, pos)) = options(args, &["in", "out", "tree"]) else {
         return usage();
     };
     if !pos.is_empty() {
         return usage();
     }
+    // CIS-2 decode records name model folders relative to --tree (docs/protocol.md).
+    cis2::fill::set_tree(opt(&opts, "tree").map(std::path::PathBuf::from));
     let mut input = Vec::new();
     let read = match opt(&opts, "in") {
         Some(path) => std::fs::read(path).map(|s| input = s),
@@ -134,11 +149,139 @@ fn run_certify(args: &[String]) -> ExitCode {
     }
 }
 
+fn run_lower(args: &[String]) -> ExitCode {
+    let Some((opts, files)) = options(args, &["lowering", "capability", "claim", "out"]) else {
+        return usage();
+    };
+    let (Some(id), Some(out)) = (opt(&opts, "lowering"), opt(&opts, "out")) else {
+        return usage();
+    };
+    if files.is_empty() {
+        return usage();
+    }
+    let Some(lowering) = Lowering::parse(id) else {
+        eprintln!("wai-checker: lower: --lowering {id:?} is not a lowering of §13");
+        return ExitCode::from(2);
+    };
+    let capability = match (opt(&opts, "capability"), lowering.capabilities()) {
+        (Some(c), _) => c,
+        (None, [only]) => only,
+        (None, _) => {
+            eprintln!("wai-checker: lower: {id} lowers several capabilities: give --capability");
+            return ExitCode::from(2);
+        }
+    };
+    let claim = match opt(&opts, "claim") {
+        None => None,
+        Some("acc32") => Some(Profile::Acc32),
+        Some("acc64") => Some(Profile::Acc64),
+        Some(p) => {
+            eprintln!("wai-checker: lower: --claim {p:?} is not acc32 or acc64");
+            return ExitCode::from(2);
+        }
+    };
+    let mut set = Vec::with_capacity(files.len());
+    for f in &files {
+        match std::fs::read(f) {
+            Ok(bytes) => set.push(lower::File {
+                name: f.replace('\\', "/"),
+                bytes,
+            }),
+            Err(e) => {
+                eprintln!("wai-checker: lower: {f}: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    let outcome = match lower::run(lowering, capability, claim, &set) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("wai-checker: lower: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let dir = Path::new(out);
+    if let Err(e) = std::fs::create_dir_all(dir) {
+        eprintln!("wai-checker: lower: {out}: {e}");
+        return ExitCode::from(2);
+    }
+    let mut written: Vec<(String, &[u8])> = outcome
+        .graphs
+        .iter()
+        .map(|(role, b)| (format!("{role}.whg1"), b.as_slice()))
+        .collect();
+    if let Some(c) = &outcome.certificate {
+        written.push(("certificate.json".into(), c.as_bytes()));
+    }
+    for (name, bytes) in written {
+        if let Err(e) = std::fs::write(dir.join(&name), bytes) {
+            eprintln!("wai-checker: lower: {name}: {e}");
+            return ExitCode::from(2);
+        }
+    }
+    match outcome.refused {
+        None => {
+            println!("ok");
+            ExitCode::SUCCESS
+        }
+        Some(code) => {
+            println!("{code}");
+            eprintln!("wai-checker: lower: refused: {}", outcome.why);
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// `cis2`: the pinned decode's receipt (CIS-2 §2.1, §12.4, §13.1). Exit 0 with the receipt, 1 on a
+/// hash mismatch, a refusal or a failed check, 2 on a usage error.
+fn run_cis2(args: &[String]) -> ExitCode {
+    use cis2::receipt::{self, Tininess};
+    let Some((opts, pos)) = options(args, &["model-dir", "prompt", "gen-toks", "tininess"]) else {
+        return usage();
+    };
+    let Some(dir) = opt(&opts, "model-dir") else {
+        return usage();
+    };
+    if !pos.is_empty() {
+        return usage();
+    }
+    let prompt = opt(&opts, "prompt").unwrap_or(receipt::PINNED_PROMPT);
+    let gen_toks = match opt(&opts, "gen-toks").map(str::parse::<u64>) {
+        None => receipt::PINNED_GEN_TOKS,
+        Some(Ok(n)) => n,
+        Some(Err(_)) => {
+            eprintln!("wai-checker: cis2: --gen-toks is not a non-negative integer");
+            return ExitCode::from(2);
+        }
+    };
+    let rule = match opt(&opts, "tininess") {
+        None => Tininess::host(),
+        Some("after") => Tininess::After,
+        Some("before") => Tininess::Before,
+        Some(t) => {
+            eprintln!("wai-checker: cis2: --tininess {t:?} is not after (x86-64) or before (aarch64)");
+            return ExitCode::from(2);
+        }
+    };
+    match receipt::receipt(Path::new(dir), prompt, gen_toks, rule, true) {
+        Ok(lines) => {
+            print!("{lines}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("wai-checker: cis2: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("fill") => run_fill(&args[1..]),
         Some("certify") => run_certify(&args[1..]),
+        Some("cis2") => run_cis2(&args[1..]),
+        Some("lower") => run_lower(&args[1..]),
         _ => usage(),
     }
 }

@@ -4,15 +4,20 @@
 //!    `ops-conformance/`, file by file.
 //! 2. Strip every committed file's computed fields, fill the requests with the independent
 //!    checker (`wai-checker fill`), and compare with the committed bytes.
+//! 3. For every set in the certificate trees (`certificates/` and `provisional/certificates/`,
+//!    integer-operators §14.3), lower the set's own files with `wai-checker lower` and compare each
+//!    lowered graph `<digest>/<role>.whg1` and the certificate `<digest>.json` with the committed
+//!    bytes, and the folder's name with the set's digest (docs/assumptions.md L4, L6).
 //!
 //! Each differing file is reported by its first differing record; the exit is non-zero
 //! when anything differs.
 
 use crate::compare::{files, first_difference};
 use crate::{build, run as run_command};
+use rayon::prelude::*;
 use serde_json::Value;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
@@ -63,21 +68,214 @@ pub fn differences(root: &Path, tree: &Path, bin: &Path) -> Result<Vec<String>, 
     );
 
     let start = Instant::now();
-    for name in files(tree).into_iter().filter(|f| f.ends_with(".jsonl")) {
-        let committed = std::fs::read(tree.join(&name)).map_err(|e| format!("{name}: {e}"))?;
-        let requests = strip(&committed).map_err(|e| format!("{name}: {e}"))?;
-        match checker_fill(&bin.join("wai-checker"), &requests) {
-            Ok(recomputed) => {
-                differences.extend(first_difference(&name, &committed, &recomputed).map(|d| format!("checker {d}")))
-            }
-            Err(e) => differences.push(format!("{name}: wai-checker fill: {e}")),
-        }
-    }
+    let jsonl: Vec<String> = files(tree).into_iter().filter(|f| f.ends_with(".jsonl")).collect();
+    let refilled: Vec<Vec<String>> = jsonl
+        .par_iter()
+        .map(|name| {
+            let committed = std::fs::read(tree.join(name)).map_err(|e| format!("{name}: {e}"))?;
+            let requests = strip(&committed).map_err(|e| format!("{name}: {e}"))?;
+            Ok(match checker_fill(&bin.join("wai-checker"), tree, &requests) {
+                Ok(recomputed) => first_difference(name, &committed, &recomputed)
+                    .map(|d| format!("checker {d}"))
+                    .into_iter()
+                    .collect(),
+                Err(e) => vec![format!("{name}: wai-checker fill: {e}")],
+            })
+        })
+        .collect::<Result<_, String>>()?;
+    differences.extend(refilled.into_iter().flatten());
+    differences.extend(certificate_sets(tree, &bin.join("wai-checker")));
     eprintln!(
-        "check: refilled with wai-checker in {:.1} s",
+        "check: refilled and lowered with wai-checker in {:.1} s",
         start.elapsed().as_secs_f64()
     );
     Ok(differences)
+}
+
+/// The lowering §13.0 registers for each capability with a certificate tree.
+fn lowering_of(capability: &str) -> Option<&'static str> {
+    Some(match capability {
+        "wai.neural.int_synth" => "int_synth/1",
+        "wai.neural.int_hyper" | "wai.video.int_hyper" | "wai.splat.int_codec" => "whm1/1",
+        "wai.audio.int_codec" => "wam1/1",
+        "wai.neural.int_mlicpp" => "wmb1/1",
+        "wai.world.model" => "world/1",
+        "wai.image.jpegai" => "jpegai-int/1",
+        _ => return None,
+    })
+}
+
+/// One set of a certificate tree: `<root>/<capability>/<digest>/`, relative to the tree.
+struct Set {
+    capability: String,
+    /// `<root>/<capability>/<digest>`.
+    dir: String,
+    digest: String,
+}
+
+/// Every set folder of both certificate trees, and every certificate without one.
+fn sets(tree: &Path) -> (Vec<Set>, Vec<String>) {
+    let mut out = Vec::new();
+    let mut orphans = Vec::new();
+    for root in ["certificates", "provisional/certificates"] {
+        let Ok(caps) = std::fs::read_dir(tree.join(root)) else {
+            continue;
+        };
+        let mut caps: Vec<PathBuf> = caps.flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect();
+        caps.sort();
+        for cap in caps {
+            let capability = cap.file_name().unwrap_or_default().to_string_lossy().into_owned();
+            let mut entries: Vec<PathBuf> = std::fs::read_dir(&cap)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .map(|e| e.path())
+                .collect();
+            entries.sort();
+            for e in entries {
+                let name = e.file_name().unwrap_or_default().to_string_lossy().into_owned();
+                if e.is_dir() {
+                    out.push(Set {
+                        dir: format!("{root}/{capability}/{name}"),
+                        capability: capability.clone(),
+                        digest: name,
+                    });
+                } else if let Some(d) = name.strip_suffix(".json")
+                    && !cap.join(d).is_dir()
+                {
+                    orphans.push(format!(
+                        "{root}/{capability}/{name}: a certificate with no set folder beside it"
+                    ));
+                }
+            }
+        }
+    }
+    (out, orphans)
+}
+
+/// Each set's files (everything in its folder but the lowered graphs) through `wai-checker lower`,
+/// the outputs against the committed ones.
+fn certificate_sets(tree: &Path, checker: &Path) -> Vec<String> {
+    let (sets, mut out) = sets(tree);
+    let per_set: Vec<Vec<String>> = sets.par_iter().map(|s| lower_set(tree, checker, s)).collect();
+    out.extend(per_set.into_iter().flatten());
+    out
+}
+
+fn lower_set(tree: &Path, checker: &Path, set: &Set) -> Vec<String> {
+    let folder = tree.join(&set.dir);
+    let Some(lowering) = lowering_of(&set.capability) else {
+        return vec![format!("{}: no lowering is registered for {}", set.dir, set.capability)];
+    };
+    let all = files(&folder);
+    let inputs: Vec<&String> = all.iter().filter(|f| !f.ends_with(".whg1")).collect();
+    let committed_graphs: Vec<&String> = all.iter().filter(|f| f.ends_with(".whg1")).collect();
+    let mut out = Vec::new();
+    // The folder's name: the set's digest.
+    let set_files: Vec<wai_checker::lower::File> = inputs
+        .iter()
+        .map(|f| wai_checker::lower::File {
+            name: (*f).clone(),
+            bytes: std::fs::read(folder.join(f)).unwrap_or_default(),
+        })
+        .collect();
+    let digest = wai_checker::lower::tree_digest(&set_files);
+    if digest != set.digest {
+        out.push(format!(
+            "checker {}: committed digest {} vs recomputed {digest}",
+            set.dir, set.digest
+        ));
+    }
+    let scratch = std::env::temp_dir().join(format!(
+        "wai-lower-{}-{}",
+        std::process::id(),
+        set.dir.replace('/', "_")
+    ));
+    let _ = std::fs::remove_dir_all(&scratch);
+    let run = Command::new(checker)
+        .current_dir(&folder)
+        .args([
+            "lower",
+            "--lowering",
+            lowering,
+            "--capability",
+            &set.capability,
+            "--out",
+        ])
+        .arg(&scratch)
+        .args(&inputs)
+        .output();
+    match run {
+        Ok(o) if matches!(o.status.code(), Some(0 | 1)) => {}
+        Ok(o) => {
+            let _ = std::fs::remove_dir_all(&scratch);
+            let stderr = String::from_utf8_lossy(&o.stderr);
+            return vec![format!("{}: wai-checker lower: {}", set.dir, stderr.trim())];
+        }
+        Err(e) => return vec![format!("{}: wai-checker lower: {e}", set.dir)],
+    }
+    let recomputed = files(&scratch);
+    // (name in the tree, committed path, recomputed name)
+    let mut pairs: Vec<(String, Option<PathBuf>, Option<String>)> = Vec::new();
+    for g in &committed_graphs {
+        let r = recomputed.iter().find(|r| r == g).cloned();
+        pairs.push((format!("{}/{g}", set.dir), Some(folder.join(g)), r));
+    }
+    for r in recomputed
+        .iter()
+        .filter(|r| r.ends_with(".whg1") && !committed_graphs.contains(r))
+    {
+        pairs.push((format!("{}/{r}", set.dir), None, Some(r.clone())));
+    }
+    let cert = tree.join(format!("{}.json", set.dir));
+    let recomputed_cert = recomputed.iter().find(|r| *r == "certificate.json").cloned();
+    if cert.is_file() || recomputed_cert.is_some() {
+        pairs.push((
+            format!("{}.json", set.dir),
+            cert.is_file().then_some(cert),
+            recomputed_cert,
+        ));
+    }
+    for (name, committed, recomputed) in pairs {
+        let a = committed.and_then(|p| std::fs::read(p).ok());
+        let b = recomputed.and_then(|r| std::fs::read(scratch.join(r)).ok());
+        match (a, b) {
+            (Some(a), Some(b)) if a == b => {}
+            (Some(a), Some(b)) if name.ends_with(".json") => {
+                if let Some(d) = first_difference(&name, &a, &b) {
+                    out.push(format!("checker {d}"));
+                }
+            }
+            (Some(a), Some(b)) => out.push(format!(
+                "checker {name}: committed {} vs recomputed {}",
+                bytes_summary(&a, &b),
+                bytes_summary(&b, &a)
+            )),
+            (Some(_), None) => out.push(format!(
+                "checker {name}: committed vs recomputed (none: wai-checker lower writes no such file)"
+            )),
+            (None, Some(_)) => out.push(format!(
+                "checker {name}: committed (none) vs recomputed (wai-checker lower writes it)"
+            )),
+            (None, None) => {}
+        }
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+    out
+}
+
+/// `N bytes, first difference at byte K` of one side of a binary comparison.
+fn bytes_summary(x: &[u8], y: &[u8]) -> String {
+    let at = x
+        .iter()
+        .zip(y)
+        .position(|(a, b)| a != b)
+        .unwrap_or(x.len().min(y.len()));
+    format!(
+        "{} bytes (byte {at}: {})",
+        x.len(),
+        x.get(at).map_or("end".into(), |b| format!("{b:#04x}"))
+    )
 }
 
 /// Every file of the committed tree against the regenerated one.
@@ -122,10 +320,13 @@ pub fn strip(committed: &[u8]) -> Result<Vec<u8>, String> {
     Ok(out.into_bytes())
 }
 
-/// `wai-checker fill` on `requests`, its stdout.
-fn checker_fill(checker: &Path, requests: &[u8]) -> Result<Vec<u8>, String> {
+/// `wai-checker fill --tree TREE` on `requests`, its stdout (CIS-2 decode records name their model
+/// folders relative to the tree, docs/protocol.md).
+fn checker_fill(checker: &Path, tree: &Path, requests: &[u8]) -> Result<Vec<u8>, String> {
     let mut child = Command::new(checker)
         .arg("fill")
+        .arg("--tree")
+        .arg(tree)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

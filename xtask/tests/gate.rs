@@ -136,3 +136,43 @@ fn the_checker_never_depends_on_the_oracle_or_num_bigint() {
         );
     }
 }
+
+#[test]
+fn a_changed_lowered_graph_certificate_or_set_is_named() {
+    let root = root();
+    let bin = build(&root, &[("wai-oracle", "wai-generate"), ("wai-checker", "wai-checker")]).unwrap();
+    let dir = std::env::temp_dir().join(format!("wai-gate-lower-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    copy_dir(&root.join("ops-conformance"), &dir);
+    let synth = "certificates/wai.neural.int_synth/1885422de396b485104e5c0c0f1f4a925826a6fa75f4f9bbcb2eb020a3f538e0";
+    let hyper = "provisional/certificates/wai.neural.int_hyper/02f679b42e2522a6cb1966978240ff046c2e0cf2844f639bb5946a5d4a189738";
+    let jpegai = "certificates/wai.image.jpegai/4c01fb04d4ee8ae8ff02c635526a3dad6be9e5b6571d521609b5166a678717f9";
+    // One byte of a lowered graph; the certificate's capability; a lowered graph removed; one byte
+    // of a set's own file, which changes its digest and what it lowers to.
+    let g = dir.join(format!("{synth}/synth.whg1"));
+    let mut bytes = std::fs::read(&g).unwrap();
+    bytes[40] ^= 1;
+    std::fs::write(&g, bytes).unwrap();
+    let c = dir.join(format!("{hyper}.json"));
+    let text = std::fs::read_to_string(&c).unwrap();
+    std::fs::write(&c, text.replace("wai.neural.int_hyper", "wai.video.int_hyper")).unwrap();
+    std::fs::remove_file(dir.join(format!("{jpegai}/hs_uv.whg1"))).unwrap();
+    let w = dir.join(format!("{jpegai}/weights/hs_y.json"));
+    let text = std::fs::read_to_string(&w).unwrap();
+    std::fs::write(&w, text.replacen("\"v\":[8]", "\"v\":[9]", 1)).unwrap();
+    let report = check::differences(&root, &dir, &bin).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    let expected = [
+        format!("checker {synth}/synth.whg1: committed 810 bytes (byte 40: "),
+        format!(
+            "checker {hyper}.json:1 ? capability: committed \"wai.video.int_hyper\" vs recomputed \"wai.neural.int_hyper\""
+        ),
+        format!("checker {jpegai}/hs_uv.whg1: committed (none) vs recomputed"),
+        format!("checker {jpegai}: committed digest 4c01fb04"),
+        format!("checker {jpegai}/hs_y.whg1: committed "),
+        format!("checker {jpegai}.json:1 ? graphs[0].graph_sha256: committed "),
+    ];
+    for e in expected {
+        assert!(report.iter().any(|r| r.starts_with(&e)), "no `{e}…` in {report:#?}");
+    }
+}

@@ -1,0 +1,260 @@
+//! The decode: the model folder opened and checked in docs/protocol.md's order, the prompt
+//! tokenized and checked, the forward pass of §8–§11 with a KV cache (§3.5), the greedy loop of
+//! §3.4 and the digests of §12.1 (the witness chain in its corrected order, C4) and §12.2.
+
+use super::arith::{Rule, canonical_nan};
+use super::model::{self, Config, Refusal, Weights};
+use super::pinned::{rsqrt, silu, table_digest};
+use super::reduce::{argmax, dot_seq, matvec, rmsnorm, softmax};
+use super::rope;
+use super::tokenizer::{self, Tokenizer};
+use sha2::{Digest, Sha256};
+use std::path::Path;
+
+/// The SHA-256 of the three files.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Hashes {
+    pub weights: [u8; 32],
+    pub tokenizer: [u8; 32],
+    pub config: [u8; 32],
+}
+
+/// The three files of a model folder, read.
+pub struct Files {
+    pub safetensors: Vec<u8>,
+    pub config: Vec<u8>,
+    pub tokenizer: Vec<u8>,
+}
+
+pub const FILE_NAMES: [&str; 3] = ["model.safetensors", "config.json", "tokenizer.json"];
+
+impl Files {
+    /// Reads the folder's three files; a file that cannot be read is an error naming it.
+    pub fn read(dir: &Path) -> Result<Files, String> {
+        let read = |name: &str| {
+            let p = dir.join(name);
+            std::fs::read(&p).map_err(|e| format!("cannot read {}: {e}", p.display()))
+        };
+        Ok(Files {
+            safetensors: read(FILE_NAMES[0])?,
+            config: read(FILE_NAMES[1])?,
+            tokenizer: read(FILE_NAMES[2])?,
+        })
+    }
+
+    pub fn hashes(&self) -> Hashes {
+        Hashes {
+            weights: Sha256::digest(&self.safetensors).into(),
+            tokenizer: Sha256::digest(&self.tokenizer).into(),
+            config: Sha256::digest(&self.config).into(),
+        }
+    }
+}
+
+/// A model, checked and widened.
+pub struct Artifact {
+    pub config: Config,
+    pub weights: Weights,
+    pub tokenizer: Tokenizer,
+    pub hashes: Hashes,
+}
+
+/// Checks the files in docs/protocol.md's order — the formats (safetensors, config, tokenizer),
+/// then the config's values, then the tensors in §2.5's order — and widens the weights.
+pub fn open(files: &Files) -> Result<Artifact, Refusal> {
+    let st = model::safetensors(&files.safetensors).map_err(Refusal::ArtifactMalformed)?;
+    let cfg_json = model::config_json(&files.config).map_err(Refusal::ArtifactMalformed)?;
+    let tokenizer = tokenizer::load(&files.tokenizer).map_err(Refusal::ArtifactMalformed)?;
+    let config = model::config(&cfg_json, &files.config).map_err(Refusal::ConfigUnsupported)?;
+    let weights = model::weights(&st, &config).map_err(Refusal::TensorMismatch)?;
+    Ok(Artifact {
+        config,
+        weights,
+        tokenizer,
+        hashes: files.hashes(),
+    })
+}
+
+/// The prompt's ids, checked last: a prompt with no token, positions `0..P + gen_toks` past
+/// `max_position_embeddings` (§3.4 gives the last generated token position `P + gen_toks − 1`), or
+/// an id with no embedding row, is `config_unsupported`.
+pub fn prompt_ids(art: &Artifact, prompt: &str, gen_toks: u64) -> Result<Vec<u32>, Refusal> {
+    let ids = art.tokenizer.encode(prompt).map_err(Refusal::ArtifactMalformed)?;
+    if ids.is_empty() {
+        return Err(Refusal::ConfigUnsupported("the prompt has no token".into()));
+    }
+    let positions = (ids.len() as u128) + u128::from(gen_toks);
+    if positions > u128::from(art.config.max_pos) {
+        return Err(Refusal::ConfigUnsupported(format!(
+            "{} prompt tokens and {gen_toks} generated need {positions} positions, past max_position_embeddings {}",
+            ids.len(),
+            art.config.max_pos
+        )));
+    }
+    if let Some(&t) = ids.iter().find(|&&t| t as usize >= art.config.vocab) {
+        return Err(Refusal::ConfigUnsupported(format!(
+            "prompt token id {t} is not below vocab_size {}",
+            art.config.vocab
+        )));
+    }
+    Ok(ids)
+}
+
+/// A decode's results.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Receipt {
+    pub table_digest: [u8; 32],
+    pub inv_freq_digest: [u8; 32],
+    pub prompt_ids: Vec<u32>,
+    pub generated: Vec<u32>,
+    pub argmax_digest: [u8; 32],
+    pub witness: [u8; 32],
+}
+
+struct Forward<'a, R: Rule> {
+    art: &'a Artifact,
+    eps: f32,
+    inv_freq: Vec<f32>,
+    scale: f32,
+    /// Per layer, post-RoPE keys and values, position after position.
+    k_cache: Vec<Vec<f32>>,
+    v_cache: Vec<Vec<f32>>,
+    _rule: std::marker::PhantomData<R>,
+}
+
+fn add_in_place(h: &mut [f32], d: &[f32]) {
+    for (a, &b) in h.iter_mut().zip(d) {
+        *a = *a + b;
+    }
+}
+
+impl<R: Rule> Forward<'_, R> {
+    /// One token at `pos` through every layer (§9, §10); the logits (§11.1) when asked for.
+    fn step(&mut self, token: u32, pos: usize, logits: bool) -> Result<Option<Vec<f32>>, String> {
+        let c = &self.art.config;
+        let w = &self.art.weights;
+        let (hidden, hd) = (c.hidden, c.head_dim);
+        let kvd = c.kv_heads * hd;
+        let group = c.heads / c.kv_heads;
+        let t = token as usize;
+        let mut h = w.embed[t * hidden..(t + 1) * hidden].to_vec();
+        let (cos_v, sin_v) = rope::tables::<R>(&self.inv_freq, pos as f32);
+        for (l, lw) in w.layers.iter().enumerate() {
+            let ln1 = rmsnorm::<R>(&h, &lw.ln1, self.eps);
+            let mut q = matvec::<R>(&lw.q, &ln1, hidden, hidden)?;
+            let mut k = matvec::<R>(&lw.k, &ln1, kvd, hidden)?;
+            let mut v = matvec::<R>(&lw.v, &ln1, kvd, hidden)?;
+            for (x, b) in [(&mut q, &lw.q_bias), (&mut k, &lw.k_bias), (&mut v, &lw.v_bias)] {
+                if let Some(b) = b {
+                    add_in_place(x, b);
+                }
+            }
+            for head in q.chunks_mut(hd) {
+                rope::rotate::<R>(head, &cos_v, &sin_v);
+            }
+            for head in k.chunks_mut(hd) {
+                rope::rotate::<R>(head, &cos_v, &sin_v);
+            }
+            let kc = &mut self.k_cache[l];
+            let vc = &mut self.v_cache[l];
+            kc.extend_from_slice(&k);
+            vc.extend_from_slice(&v);
+            let n = kc.len() / kvd;
+            debug_assert_eq!(n, pos + 1);
+            let mut attn = vec![0.0f32; hidden];
+            let mut scores = vec![0.0f32; n];
+            for qh in 0..c.heads {
+                let kvh = qh / group;
+                let q_head = &q[qh * hd..(qh + 1) * hd];
+                for (j, s) in scores.iter_mut().enumerate() {
+                    let k_j = &kc[j * kvd + kvh * hd..j * kvd + (kvh + 1) * hd];
+                    let d = dot_seq::<R>(q_head, k_j);
+                    *s = R::mul(d, self.scale);
+                }
+                softmax::<R>(&mut scores);
+                for d in 0..hd {
+                    let mut acc = 0.0f32;
+                    for (j, &p) in scores.iter().enumerate() {
+                        let prod = R::mul(p, vc[j * kvd + kvh * hd + d]);
+                        acc = acc + prod;
+                    }
+                    attn[qh * hd + d] = acc;
+                }
+            }
+            let o = matvec::<R>(&lw.o, &attn, hidden, hidden)?;
+            add_in_place(&mut h, &o);
+            let ln2 = rmsnorm::<R>(&h, &lw.ln2, self.eps);
+            let gate = matvec::<R>(&lw.gate, &ln2, c.inter, hidden)?;
+            let up = matvec::<R>(&lw.up, &ln2, c.inter, hidden)?;
+            let hid: Vec<f32> = gate.iter().zip(&up).map(|(&g, &u)| R::mul(silu::<R>(g), u)).collect();
+            let down = matvec::<R>(&lw.down, &hid, hidden, c.inter)?;
+            add_in_place(&mut h, &down);
+        }
+        if !logits {
+            return Ok(None);
+        }
+        let hn = rmsnorm::<R>(&h, &w.norm, self.eps);
+        matvec::<R>(w.lm_head(), &hn, c.vocab, hidden).map(Some)
+    }
+}
+
+/// The greedy decode of §3.4 for `gen_toks` steps under the tininess rule `R`. The calling thread
+/// must be pinned ([`super::env::pin`]).
+pub fn decode<R: Rule>(art: &Artifact, prompt_ids: &[u32], gen_toks: usize) -> Result<Receipt, String> {
+    let c = &art.config;
+    let eps = R::narrow(c.eps);
+    let theta = R::narrow(c.theta);
+    let inv_freq = rope::inv_freq::<R>(c.head_dim, theta);
+    let table = table_digest();
+    let inv_digest = rope::inv_freq_digest(&inv_freq);
+    let mut witness = Sha256::new();
+    witness.update(art.hashes.weights);
+    witness.update(art.hashes.tokenizer);
+    witness.update(art.hashes.config);
+    witness.update(table);
+    witness.update(inv_digest);
+    for &t in prompt_ids {
+        witness.update(t.to_le_bytes());
+    }
+    let mut fwd = Forward::<R> {
+        art,
+        eps,
+        scale: rsqrt::<R>(c.head_dim as f32),
+        inv_freq,
+        k_cache: vec![Vec::new(); c.layers],
+        v_cache: vec![Vec::new(); c.layers],
+        _rule: std::marker::PhantomData,
+    };
+    let mut generated = Vec::new();
+    if gen_toks > 0 {
+        let last = prompt_ids.len() - 1;
+        let mut logits = None;
+        for (pos, &t) in prompt_ids.iter().enumerate() {
+            logits = fwd.step(t, pos, pos == last)?;
+        }
+        for s in 0..gen_toks {
+            let l = logits.take().expect("logits of the previous position");
+            let next = argmax(&l) as u32;
+            for &v in &l {
+                witness.update(canonical_nan(v).to_bits().to_le_bytes());
+            }
+            witness.update(next.to_le_bytes());
+            generated.push(next);
+            if s + 1 < gen_toks {
+                logits = fwd.step(next, prompt_ids.len() + s, true)?;
+            }
+        }
+    }
+    let mut ad = Sha256::new();
+    for &t in prompt_ids.iter().chain(&generated) {
+        ad.update(t.to_le_bytes());
+    }
+    Ok(Receipt {
+        table_digest: table,
+        inv_freq_digest: inv_digest,
+        prompt_ids: prompt_ids.to_vec(),
+        generated,
+        argmax_digest: ad.finalize().into(),
+        witness: witness.finalize().into(),
+    })
+}

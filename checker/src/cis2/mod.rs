@@ -1,0 +1,46 @@
+//! CIS-2 (cis2-spec-v0.3b): an independent implementation of the pinned fp32 decode on the
+//! hardware's binary32, with the floating-point environment pinned (§1.3), for the two CIS-2 suites
+//! (docs/protocol.md "CIS-2") and the pinned decode (§13.1).
+//!
+//! # Modules
+//!
+//! - [`env`]: §1.3, FTZ/DAZ pinned per thread by inline assembly, read back, self-tested;
+//! - [`arith`]: the two tininess rules (docs/assumptions.md C1), the host's by the bare hardware,
+//!   the other by an exact fix-up;
+//! - [`pinned`]: §6's functions and §6.6's table digest;
+//! - [`reduce`]: §5's reductions and the row-parallel matvec, §8 RMSNorm, §9.3 softmax, §11.2
+//!   argmax;
+//! - [`rope`]: RoPE (§7);
+//! - [`model`]: safetensors (C9), `config.json` (C7), the tensors (§2.5, C8), §4's widening;
+//! - [`tokenizer`]: §3.1 (C5, C6), over the `tokenizers` crate v0.23.1 (§3.1.2);
+//! - [`decode`]: §3.4, §9–§11 and the digests of §12;
+//! - [`fill`], [`receipt`]: the suites' `fill` and the `cis2` command;
+//! - [`synth`]: small models written from scratch, for tests and timing.
+//!
+//! # Method, where it differs from the spec's text
+//!
+//! - Every product, quotient and f64 → f32 narrowing goes through a tininess [`arith::Rule`]; on the
+//!   rule that is not the host's, the hardware result is fixed up where the rules part (a result
+//!   of ±2^−126 or ±0 whose exact magnitude is decided in binary64).
+//! - `floor` (§6.2) and `f64::round` (§6.3) are computed from exact integer truncations, not libm.
+//! - Matvec rows run on several threads, four rows interleaved per thread, each row's §5.1 order
+//!   kept; every worker pins its own environment.
+//! - Prefill computes logits only at the last prompt position (the others are never observed);
+//!   with `gen_toks = 0` nothing is computed.
+//! - A NaN is hashed (inv_freq digest, witness logits) as `7fc00000`, the bits the suites write
+//!   (C3); no pinned or committed vector holds one.
+
+// The spec writes its steps as `acc = acc + p`; the code keeps that form.
+#![allow(clippy::assign_op_pattern)]
+
+pub mod arith;
+pub mod decode;
+pub mod env;
+pub mod fill;
+pub mod model;
+pub mod pinned;
+pub mod receipt;
+pub mod reduce;
+pub mod rope;
+pub mod synth;
+pub mod tokenizer;

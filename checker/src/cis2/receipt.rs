@@ -1,0 +1,100 @@
+//! `wai-checker cis2`: the pinned decode (§13.1). Checks §2.1's three SHA-256 hashes, opens the
+//! model, runs the decode twice in this process (§12.4), asserts the two runs agree and prints the
+//! receipt.
+
+use super::arith::{After, Before, HOST_AFTER, Rule};
+use super::decode::{self, FILE_NAMES, Files, Receipt};
+use super::env;
+use std::path::Path;
+
+/// §2.1's hashes, in [`FILE_NAMES`]' order.
+pub const PINNED_SHA256: [&str; 3] = [
+    "80521b40281d6ce74e35c9282c22539e75aa0ac8578892b2a59955ef78d55da1",
+    "1d556eab73b69c7f11f64c557a2f9c6f440bd4c6b89bb2584a6b498c92603843",
+    "9ca9acddb6525a194ec8ac7a87f24fbba7232a9a15ffa1af0c1224fcd888e47c",
+];
+
+/// §3.2 and §3.4's pinned prompt and length.
+pub const PINNED_PROMPT: &str = "Once upon a time";
+pub const PINNED_GEN_TOKS: u64 = 16;
+
+/// Which tininess rule a run uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tininess {
+    After,
+    Before,
+}
+
+impl Tininess {
+    pub fn host() -> Tininess {
+        if HOST_AFTER { Tininess::After } else { Tininess::Before }
+    }
+}
+
+/// §2.1: every mismatch, naming the file and both hashes.
+pub fn check_hashes(files: &Files) -> Result<(), String> {
+    let h = files.hashes();
+    let got = [h.weights, h.config, h.tokenizer];
+    let mut errs = Vec::new();
+    for ((name, want), got) in FILE_NAMES.iter().zip(PINNED_SHA256).zip(got) {
+        let got = hex::encode(got);
+        if got != want {
+            errs.push(format!("{name}: sha256 {got}, but §2.1 pins {want}"));
+        }
+    }
+    if errs.is_empty() { Ok(()) } else { Err(errs.join("\n")) }
+}
+
+fn twice<R: Rule>(art: &decode::Artifact, ids: &[u32], steps: usize) -> Result<Receipt, String> {
+    let run1 = decode::decode::<R>(art, ids, steps)?;
+    let run2 = decode::decode::<R>(art, ids, steps)?;
+    if run1.witness != run2.witness {
+        return Err(format!(
+            "§12.4: the witness digests of the two runs differ: {} and {}",
+            hex::encode(run1.witness),
+            hex::encode(run2.witness)
+        ));
+    }
+    if run1.argmax_digest != run2.argmax_digest {
+        return Err("§12.4: the argmax digests of the two runs differ".into());
+    }
+    if run1.generated != run2.generated {
+        return Err("§12.4: the token ids of the two runs differ".into());
+    }
+    Ok(run1)
+}
+
+/// The receipt's lines for the model in `dir`. With `check` false the hashes are not checked (a
+/// model other than the pinned one, for tests).
+pub fn receipt(dir: &Path, prompt: &str, gen_toks: u64, rule: Tininess, check: bool) -> Result<String, String> {
+    let files = Files::read(dir)?;
+    if check {
+        check_hashes(&files)?;
+    }
+    let art = decode::open(&files).map_err(|r| format!("refused ({}): {}", r.code(), r.reason()))?;
+    let ids =
+        decode::prompt_ids(&art, prompt, gen_toks).map_err(|r| format!("refused ({}): {}", r.code(), r.reason()))?;
+    let steps = usize::try_from(gen_toks).map_err(|_| "--gen-toks: too large".to_string())?;
+    let _pinned = env::pin()?;
+    let rc = match rule {
+        Tininess::After => twice::<After>(&art, &ids, steps)?,
+        Tininess::Before => twice::<Before>(&art, &ids, steps)?,
+    };
+    let list = |v: &[u32]| v.iter().map(u32::to_string).collect::<Vec<_>>().join(", ");
+    Ok(format!(
+        "CIS2_REF digest={} prompt_idx=0 prompt_toks={} gen_toks={} dtype=fp32\n\
+         argmax_digest={}\n\
+         table_digest={}\n\
+         inv_freq_table_digest={}\n\
+         prompt_token_ids=[{}]\n\
+         generated_token_ids=[{}]\n",
+        hex::encode(rc.witness),
+        rc.prompt_ids.len(),
+        rc.generated.len(),
+        hex::encode(rc.argmax_digest),
+        hex::encode(rc.table_digest),
+        hex::encode(rc.inv_freq_digest),
+        list(&rc.prompt_ids),
+        list(&rc.generated),
+    ))
+}
