@@ -134,7 +134,12 @@ fn the_lowered_check_ranges_are_minus_x_to_min_x_i64() {
     // so X = ⌊(I64 − 1)/3⌋ = 3074457345618258602.
     let set = json!({ "g_s": { "afrac": 8, "gf": 0, "shift": 0, "layers": [
         { "tag": 1, "c": 1, "out": 1, "k": 1, "stride": 1, "pad": 0, "weights": [[[[3]]]], "mult": [1], "bias": [0] } ] } });
-    let lowered = lower::lower("whm1/1", &[("whm1.json".into(), set.to_string().into_bytes())]).unwrap();
+    let lowered = lower::lower(
+        "whm1/1",
+        "wai.splat.int_codec",
+        &[("whm1.json".into(), set.to_string().into_bytes())],
+    )
+    .unwrap();
     let g = whg1::load(&lowered.graphs[0].1).unwrap().graph;
     let x = (i64::MAX - 1) / 3;
     assert_eq!(x, 3074457345618258602);
@@ -158,7 +163,12 @@ fn every_set_the_lowering_accepts_meets_acc64() {
             _ => ("wam1/1", json!({ "g_s": random_network(&mut rng, Form::Wam1) })),
         };
         let files = [("set.json".to_string(), set.to_string().into_bytes())];
-        match lower::lower(lowering, &files) {
+        let capability = if set.get("h_s").is_some() {
+            "wai.neural.int_hyper"
+        } else {
+            "wai.splat.int_codec"
+        };
+        match lower::lower(lowering, capability, &files) {
             Err(r) => {
                 assert_eq!(r.code, Code::ModelMismatch);
                 refused += 1;
@@ -192,6 +202,7 @@ fn every_set_the_lowering_accepts_meets_acc64() {
 fn synth(layers: Value) -> Result<lower::Lowered, wai_oracle::refusal::Refusal> {
     lower::lower(
         "int_synth/1",
+        "wai.neural.int_synth",
         &[(
             "int_synth.json".into(),
             json!({ "layers": layers }).to_string().into_bytes(),

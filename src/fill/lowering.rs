@@ -51,7 +51,7 @@ pub fn run(lowering: &str, capability: &str, files: &[(String, Vec<u8>)], claim:
         code: lower::required(lowering).1,
         ..r
     };
-    let lowered = match lower::lower(lowering, files) {
+    let lowered = match lower::lower(lowering, capability, files) {
         Ok(l) => l,
         Err(r) => {
             return Outcome {

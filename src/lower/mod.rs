@@ -57,7 +57,7 @@ pub fn canonical(graphs: Vec<(String, Graph)>) -> Result<Lowered, Refusal> {
 pub const LOWERINGS: [&str; 6] = ["int_synth/1", "whm1/1", "wam1/1", "wmb1/1", "world/1", "jpegai-int/1"];
 
 /// Lowers a set given as its files (name, bytes), by lowering identifier.
-pub fn lower(lowering: &str, files: &[(String, Vec<u8>)]) -> Result<Lowered, Refusal> {
+pub fn lower(lowering: &str, capability: &str, files: &[(String, Vec<u8>)]) -> Result<Lowered, Refusal> {
     let one = || match files {
         [(_, bytes)] => Ok(bytes.as_slice()),
         _ => Err(Refusal::new(
@@ -67,7 +67,7 @@ pub fn lower(lowering: &str, files: &[(String, Vec<u8>)]) -> Result<Lowered, Ref
     };
     match lowering {
         "int_synth/1" => int_synth::lower(one()?),
-        "whm1/1" => whm::lower_whm1(one()?),
+        "whm1/1" => whm::lower_whm1(one()?, capability),
         "wam1/1" => whm::lower_wam1(one()?),
         "wmb1/1" => whm::lower_wmb1(one()?),
         "world/1" => whm::lower_world(one()?),

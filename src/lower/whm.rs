@@ -462,12 +462,20 @@ fn parse(file: &[u8]) -> Result<Value, Refusal> {
     serde_json::from_slice(file).map_err(|e| mismatch(format!("the set's JSON: {e}")))
 }
 
-/// `whm1/1`: `{ "h_s": network (optional), "g_s": network }`; `g_s` with the RGB8 step.
-pub fn lower_whm1(file: &[u8]) -> Result<Lowered, Refusal> {
+/// `whm1/1`: `{ "h_s": network, "g_s": network }` for `wai.neural.int_hyper` (and the keyframe of
+/// `wai.video.int_hyper`), `{ "g_s": network }` for `wai.splat.int_codec` (§13.0's roles; a member
+/// the capability has no role for is not read); `g_s` with the RGB8 step.
+pub fn lower_whm1(file: &[u8], capability: &str) -> Result<Lowered, Refusal> {
+    let hyper = match capability {
+        "wai.neural.int_hyper" | "wai.video.int_hyper" => true,
+        "wai.splat.int_codec" => false,
+        other => return Err(mismatch(format!("whm1/1 has no roles for the capability {other}"))),
+    };
     let v = parse(file)?;
     let o = object(&v, "set").map_err(mismatch)?;
     let mut graphs = Vec::new();
-    if let Some(h) = o.get("h_s") {
+    if hyper {
+        let h = member(o, "h_s", "set").map_err(mismatch)?;
         graphs.push((
             "h_s".to_string(),
             graph(&network(h, Form::Whm1, "h_s")?, Form::Whm1, Step::None)?,

@@ -437,18 +437,15 @@ pub fn rescale_const(m: i64, shift: u32) -> Vec<u8> {
 
 /// `whm1/1` for a capability: its networks by role, in §13.0's order, the last (`g_s`) with the RGB8
 /// step. `roles` lists the roles the capability has (`int_hyper` and `wai.video.int_hyper`'s
-/// keyframe: `h_s`, `g_s`; `splat`: `g_s`); `g_s` must be present, and a role before it is lowered
-/// when the set holds it (the reading this checker shares with the committed tree: an `int_hyper`
-/// set without `h_s` lowers to `g_s` alone; see the report in `lower/mod.rs`).
+/// keyframe: `h_s`, `g_s`; `splat`: `g_s`), each of which the set must hold; a member the capability
+/// has no role for is not read (docs/assumptions.md L3).
 pub fn lower(file: &[u8], roles: &[&str]) -> R<Vec<(String, Vec<u8>)>> {
     let doc = source::parse(file, "whm1.json")?;
     let top = source::object(&doc, "whm1.json")?;
     let mut out = Vec::new();
     for &role in roles {
-        let v = match top.get(role) {
-            Some(v) => v,
-            None if role != "g_s" => continue,
-            None => return refuse("whm1.json.g_s: missing"),
+        let Some(v) = top.get(role) else {
+            return refuse(format!("whm1.json.{role}: missing"));
         };
         let net = read(v, Family::Whm1, role)?;
         let mut f = Form::new();
