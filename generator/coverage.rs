@@ -1054,6 +1054,13 @@ pub fn run(corpus: &Path, quiet: bool, only: &[String]) -> Result<(), String> {
                 .map(|c| {
                     let path = format!("{}: case {}", src.corpus.display(), c.id);
                     let derived = match &src.stage {
+                        None if src.dequant => Derived {
+                            items: crate::dequant::items(&crate::dequant::fill(&c.body, &path)?),
+                            outcome: Outcome {
+                                operators: vec![],
+                                outputs: vec![],
+                            },
+                        },
                         None if src.jpegai => {
                             let request = crate::jpegai::request(&c.body, &c.root, &path)?;
                             let items = derive_jpegai(&request).map_err(|e| format!("{path}: {e}"))?;
@@ -1148,6 +1155,7 @@ pub fn run(corpus: &Path, quiet: bool, only: &[String]) -> Result<(), String> {
             covered.entry(item).or_default().push(id);
         }
         required_items.extend(crate::cis2::required());
+        required_items.extend(crate::dequant::required());
         required_items.extend(["stream_exhausted", "stream_noncanonical"].map(|c| format!("code:{c}")));
     }
     let mut missing = 0;

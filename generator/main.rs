@@ -9,6 +9,7 @@ mod case;
 mod cis2;
 mod cis2_model;
 mod coverage;
+mod dequant;
 mod graph;
 mod jpegai;
 mod recipe;

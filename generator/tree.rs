@@ -21,6 +21,8 @@ pub struct Source {
     pub stage: Option<String>,
     /// A file of `jpegai-int/1` scale-path records.
     pub jpegai: bool,
+    /// A file of DetessDequant records.
+    pub dequant: bool,
 }
 
 /// The corpus files, sorted by target path.
@@ -32,6 +34,8 @@ pub fn sources(corpus: &Path) -> Result<Vec<Source>, String> {
         ("stage", 's'),
         ("jpegai", 'j'),
         ("provisional/stage", 's'),
+        ("detessdequant", 'd'),
+        ("provisional/detessdequant", 'd'),
     ] {
         let d = corpus.join(dir);
         let Ok(entries) = std::fs::read_dir(&d) else { continue };
@@ -56,6 +60,7 @@ pub fn sources(corpus: &Path) -> Result<Vec<Source>, String> {
                 operator: (kind == 'o').then(|| stem.clone()),
                 stage: (kind == 's').then(|| stem.clone()),
                 jpegai: kind == 'j',
+                dequant: kind == 'd',
                 corpus: path,
             });
         }
@@ -95,6 +100,7 @@ pub fn build(src: &Source) -> Result<String, String> {
         let filled = match &src.stage {
             Some(op) => wai_oracle::fill::stage::fill(&crate::stage::request(op, &c.body, &path)?),
             None if src.jpegai => wai_oracle::fill::jpegai::fill(&crate::jpegai::request(&c.body, &c.root, &path)?),
+            None if src.dequant => crate::dequant::fill(&c.body, &path),
             None => wai_oracle::fill::graph::fill(&case::request(c, &path)?),
         }
         .map_err(|e| format!("{path}: {e}"))?;

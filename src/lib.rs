@@ -8,6 +8,7 @@
 pub mod bounds;
 pub mod canon;
 pub mod cis2;
+pub mod dequant;
 pub mod fill;
 pub mod lower;
 pub mod num;

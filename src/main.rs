@@ -16,6 +16,17 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
+enum DequantCommand {
+    /// Fill DetessDequant request lines (docs/protocol.md, DetessDequant).
+    Fill {
+        #[arg(long = "in")]
+        input: Option<PathBuf>,
+        #[arg(long = "out")]
+        output: Option<PathBuf>,
+    },
+}
+
+#[derive(Subcommand)]
 enum Command {
     /// Fill request lines (JSON Lines) with their computed fields.
     Fill {
@@ -43,6 +54,11 @@ enum Command {
         /// The graphs; each one's role is its file's stem.
         #[arg(required = true)]
         graphs: Vec<PathBuf>,
+    },
+    /// DetessDequant: `dequant fill` fills numeric and call records (as `fill` does).
+    Dequant {
+        #[command(subcommand)]
+        command: DequantCommand,
     },
     /// Run the CIS-2 pinned decode (cis2-spec-v0.3b §13.1) on SmolLM2-135M's files, checked
     /// against §2.1's hashes, and print the receipt (§12).
@@ -100,6 +116,9 @@ fn main() -> ExitCode {
             graphs,
         } => certify(capability, lowering, set_sha256, &graphs),
         Command::Admissible { profile, tensor, graph } => admissible_range(&profile, tensor, &graph),
+        Command::Dequant {
+            command: DequantCommand::Fill { input, output },
+        } => fill(input, output, None),
         Command::Cis2 {
             model_dir,
             prompt,

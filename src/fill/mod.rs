@@ -2,6 +2,7 @@
 //! computed fields, write canonical lines.
 
 pub mod cis2;
+pub mod dequant;
 pub mod graph;
 pub mod jpegai;
 pub mod json;
@@ -33,6 +34,10 @@ pub fn fill_line_in(line: &str, tree: Option<&Path>) -> Result<String, String> {
         cis2::fill_op(&value)?
     } else if has("model") {
         cis2::fill_decode(&value, tree)?
+    } else if has("buffers") {
+        dequant::fill_call(&value)?
+    } else if value.get("in").is_some_and(|i| i.get("q").is_some()) {
+        dequant::fill_numeric(&value)?
     } else {
         graph::fill(&value)?
     };
