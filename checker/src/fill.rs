@@ -206,6 +206,10 @@ pub fn fill_line(line: &str) -> Result<String, LineError> {
     if v.as_object().is_some_and(|m| m.contains_key("bundle")) {
         return crate::scale_path::fill_line(&v);
     }
+    // A DetessDequant record has a "buffers" member (a call) or an "in" holding "q" (numeric).
+    if crate::dequant::fill::is_dequant(&v) {
+        return crate::dequant::fill::fill_value(&v);
+    }
     let req = parse(&v).map_err(LineError::Bad)?;
     let loaded = load::load(&req.graph);
     let (load_j, profiles, decodes) = match &loaded {

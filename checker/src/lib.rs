@@ -15,6 +15,8 @@
 //! - [`stage`]: the stage operators of §5E (E1–E9 and E13) and stage-operator vectors (§14.1);
 //! - [`cis2`]: CIS-2 (cis2-spec-v0.3b) on the hardware's binary32, FTZ/DAZ pinned: its two
 //!   suites and the pinned decode;
+//! - [`dequant`]: DetessDequant (seeds/detessdequant.md) on the hardware's binary32, the environment
+//!   read and self-tested, never changed: its numerical-core and whole-call records;
 //! - [`lower`]: the lowerings of §13 (`int_synth/1`, `whm1/1`, `wam1/1`, `wmb1/1`, `world/1`,
 //!   `jpegai-int/1`) to canonical `WHG1` bytes (§13.0), their load checks, certificates and
 //!   lowering records; [`scale_path`]: `wai.image.jpegai`'s scale path and entropy decodes
@@ -51,6 +53,7 @@ pub mod bounds;
 pub mod canon;
 pub mod certify;
 pub mod cis2;
+pub mod dequant;
 pub mod fill;
 pub mod load;
 pub mod lower;

@@ -3,6 +3,7 @@
 //!
 //! ```text
 //! wai-checker fill [--in FILE] [--out FILE] [--tree DIR]
+//! wai-checker dequant fill [--in FILE] [--out FILE]
 //! wai-checker certify [--capability NAME] [--lowering ID] [--set-sha256 HEX] G.whg1...
 //! wai-checker cis2 --model-dir DIR [--prompt P] [--gen-toks N] [--tininess after|before]
 //! wai-checker lower --lowering ID [--capability C] [--claim P] --out DIR FILES...
@@ -14,17 +15,21 @@
 //! refused, 2 on a usage or file error. `--capability` defaults to the lowering's one capability
 //! (`whm1/1` lowers three, and requires it). For `jpegai-int/1` the files are found by their names
 //! (`norm.json`, `hs_y.json`, `hs_uv.json`, docs/assumptions.md L7).
+//!
+//! `dequant fill` fills DetessDequant records only; it checks the floating-point environment first
+//! and refuses to run (exit 2) when it is not the one the contract needs.
 
 use std::io::{Read, Write};
 use std::path::Path;
 use std::process::ExitCode;
 use wai_checker::bounds::Profile;
 use wai_checker::lower::{self, Lowering};
-use wai_checker::{certify, cis2, fill};
+use wai_checker::{certify, cis2, dequant, fill};
 
 fn usage() -> ExitCode {
     eprintln!(
         "usage: wai-checker fill [--in FILE] [--out FILE] [--tree DIR]\n       \
+         wai-checker dequant fill [--in FILE] [--out FILE]\n       \
          wai-checker cis2 --model-dir DIR [--prompt P] [--gen-toks N] [--tininess after|before]\n       \
          wai-checker certify [--capability NAME] [--lowering ID] [--set-sha256 HEX] G.whg1...\n       \
          wai-checker lower --lowering ID [--capability C] [--claim P] --out DIR FILES..."
@@ -61,6 +66,9 @@ fn opt<'a>(opts: &'a [(String, String)], name: &str) -> Option<&'a str> {
     opts.iter().rev().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
 }
 
+/// The filler a fill command uses on the whole input.
+type Filler = fn(&[u8], &mut String, &mut dyn FnMut(String)) -> usize;
+
 fn run_fill(args: &[String]) -> ExitCode {
     let Some((opts, pos)) = options(args, &["in", "out", "tree"]) else {
         return usage();
@@ -70,8 +78,30 @@ fn run_fill(args: &[String]) -> ExitCode {
     }
     // CIS-2 decode records name model folders relative to --tree (docs/protocol.md).
     cis2::fill::set_tree(opt(&opts, "tree").map(std::path::PathBuf::from));
+    fill_with(&opts, fill::fill)
+}
+
+/// `dequant fill`: DetessDequant records only, after the environment check.
+fn run_dequant(args: &[String]) -> ExitCode {
+    if args.first().map(String::as_str) != Some("fill") {
+        return usage();
+    }
+    let Some((opts, pos)) = options(&args[1..], &["in", "out"]) else {
+        return usage();
+    };
+    if !pos.is_empty() {
+        return usage();
+    }
+    if let Err(e) = dequant::env::check() {
+        eprintln!("wai-checker: dequant fill: {e}");
+        return ExitCode::from(2);
+    }
+    fill_with(&opts, dequant::fill::fill)
+}
+
+fn fill_with(opts: &[(String, String)], filler: Filler) -> ExitCode {
     let mut input = Vec::new();
-    let read = match opt(&opts, "in") {
+    let read = match opt(opts, "in") {
         Some(path) => std::fs::read(path).map(|s| input = s),
         None => std::io::stdin().read_to_end(&mut input).map(|_| ()),
     };
@@ -80,8 +110,8 @@ fn run_fill(args: &[String]) -> ExitCode {
         return ExitCode::from(2);
     }
     let mut out = String::new();
-    let bad = fill::fill(&input, &mut out, &mut |m| eprintln!("{m}"));
-    let written = match opt(&opts, "out") {
+    let bad = filler(&input, &mut out, &mut |m| eprintln!("{m}"));
+    let written = match opt(opts, "out") {
         Some(path) => std::fs::write(path, out.as_bytes()),
         None => std::io::stdout().lock().write_all(out.as_bytes()),
     };
@@ -279,6 +309,7 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("fill") => run_fill(&args[1..]),
+        Some("dequant") => run_dequant(&args[1..]),
         Some("certify") => run_certify(&args[1..]),
         Some("cis2") => run_cis2(&args[1..]),
         Some("lower") => run_lower(&args[1..]),

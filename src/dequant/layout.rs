@@ -106,6 +106,9 @@ impl Geometry {
     /// The byte offset of each logical element, in logical row-major order. Called only after the
     /// checks, on a tensor whose elements fit the caps.
     pub fn offsets(&self) -> Vec<u128> {
+        if self.shape.contains(&0) {
+            return vec![]; // nothing to read, however many tiles the other axes would have
+        }
         let n: Vec<u64> = (0..4).map(|k| self.extent(k).div_ceil(self.tile[k])).collect();
         let actual = |k: usize, t: u64| u128::from(self.tile[k].min(self.extent(k) - t * self.tile[k]));
         // Tile bases within a slice, in tile order: C outermost, then D, H, W.

@@ -88,7 +88,10 @@ fn layout(v: &Value, path: &str) -> Result<Layout, Fail> {
                 axes: array(member(b, "axes", &p)?, &join(&p, "axes"))?
                     .iter()
                     .enumerate()
-                    .map(|(k, a)| fits::<i64>(a, &format!("{p}.axes[{k}]"), "an axis index"))
+                    .map(|(k, a)| {
+                        // Any integer: one outside i64 is no axis either (`axis_mapping`).
+                        integer(a, &format!("{p}.axes[{k}]")).map(|a| i64::try_from(a).unwrap_or(i64::MIN))
+                    })
                     .collect::<Result<_, _>>()?,
                 tile_shape: counts(member(b, "tile_shape", &p)?, &join(&p, "tile_shape"))?,
                 channels: match string(member(b, "channels", &p)?, &join(&p, "channels"))? {

@@ -3,6 +3,7 @@
 pub mod check;
 pub mod compare;
 pub mod differential;
+pub mod grade;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -6,6 +6,7 @@
 //!   refill every committed file with the independent checker and compare.
 //! - `fuzz-diff`: random graphs through the oracle and the checker; a disagreement becomes a
 //!   corpus case.
+//! - `grade`: a third-party `fill` against the committed tree, with verdicts per profile.
 //! - `bench`: speed, measured and reported (CIS-2's 16-token decode; `--exact` adds the
 //!   software binary32).
 
@@ -27,8 +28,9 @@ fn main() -> ExitCode {
         Some("check") => check::run(&root),
         Some("fuzz-diff") => fuzz_diff::run(&root, &args[1..]),
         Some("bench") => bench::cis2(&root, &args[1..]),
+        Some("grade") => xtask::grade::main(&root, &args[1..]),
         _ => Err(
-            "usage: cargo xtask <regen | coverage [--quiet] [--only OPS] | check | fuzz-diff [--cases N] [--start S] | bench [--exact]>"
+            "usage: cargo xtask <regen | coverage [--quiet] [--only OPS] | check | fuzz-diff [--cases N] [--start S] | bench [--exact] | grade --impl CMD [--suite S] [--only F] [--profile P] [--include-provisional] [--timeout SECS] [--json FILE] [--markdown FILE]>"
                 .to_string(),
         ),
     };

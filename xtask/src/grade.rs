@@ -1,0 +1,644 @@
+//! `cargo xtask grade`: a third-party implementation of `fill` against the committed tree.
+//!
+//! Each committed file's records are stripped of their computed fields (the requests of
+//! docs/protocol.md) and piped to the implementation, run with the tree as its working directory;
+//! its lines are compared with the committed records field by field. A crash, a hang past the
+//! timeout, a missing line or garbage marks the records it touches failed, with the reason; the
+//! grader itself never crashes and never waits past the timeout.
+
+use crate::check::strip;
+use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The suites, by the tree's folders.
+pub const SUITES: [&str; 6] = ["vectors", "graphs", "stage", "lowerings", "cis2", "detessdequant"];
+
+/// The two profiles of integer-operators §7.
+pub const PROFILES: [&str; 2] = ["acc32", "acc64"];
+
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub implementation: String,
+    pub suites: Vec<String>,
+    pub only: Vec<String>,
+    pub profile: Option<String>,
+    pub include_provisional: bool,
+    pub timeout: Duration,
+    pub json: Option<PathBuf>,
+    pub markdown: Option<PathBuf>,
+}
+
+impl Options {
+    pub fn parse(args: &[String]) -> Result<Options, String> {
+        let mut o = Options {
+            implementation: String::new(),
+            suites: vec![],
+            only: vec![],
+            profile: None,
+            include_provisional: false,
+            timeout: Duration::from_secs(60),
+            json: None,
+            markdown: None,
+        };
+        let mut it = args.iter();
+        while let Some(a) = it.next() {
+            let mut value = |name: &str| it.next().cloned().ok_or(format!("{name} needs a value"));
+            match a.as_str() {
+                "--impl" => o.implementation = value("--impl")?,
+                "--suite" => o.suites.extend(value("--suite")?.split(',').map(String::from)),
+                "--only" => o.only.extend(value("--only")?.split(',').map(String::from)),
+                "--profile" => o.profile = Some(value("--profile")?),
+                "--include-provisional" => o.include_provisional = true,
+                "--timeout" => {
+                    let s = value("--timeout")?;
+                    let secs: f64 = s
+                        .parse()
+                        .map_err(|_| format!("--timeout: {s:?} is not a number of seconds"))?;
+                    if !(secs > 0.0 && secs < 1e6) {
+                        return Err(format!("--timeout: {s} is not a positive number of seconds"));
+                    }
+                    o.timeout = Duration::from_secs_f64(secs);
+                }
+                "--json" => o.json = Some(value("--json")?.into()),
+                "--markdown" => o.markdown = Some(value("--markdown")?.into()),
+                other => return Err(format!("grade: unknown argument {other:?}")),
+            }
+        }
+        if o.implementation.trim().is_empty() {
+            return Err("grade: --impl \"COMMAND ARGS\" is required".into());
+        }
+        if let Some(bad) = o.suites.iter().find(|s| !SUITES.contains(&s.as_str())) {
+            return Err(format!("--suite: {bad:?} is not one of {}", SUITES.join(", ")));
+        }
+        if let Some(p) = &o.profile
+            && !PROFILES.contains(&p.as_str())
+        {
+            return Err(format!("--profile: {p:?} is neither acc32 nor acc64"));
+        }
+        Ok(o)
+    }
+}
+
+/// A committed file the grade sends.
+#[derive(Clone, Debug)]
+pub struct GradedFile {
+    /// The path in the tree: `vectors/conv.jsonl`, `provisional/stage/rans64_decode.jsonl`.
+    pub path: String,
+    pub suite: String,
+    pub provisional: bool,
+}
+
+/// The committed files the options select, in path order.
+pub fn select(tree: &Path, o: &Options) -> Vec<GradedFile> {
+    crate::compare::files(tree)
+        .into_iter()
+        .filter(|f| f.ends_with(".jsonl"))
+        .filter_map(|path| {
+            let (provisional, rest) = match path.strip_prefix("provisional/") {
+                Some(r) => (true, r.to_string()),
+                None => (false, path.clone()),
+            };
+            let suite = rest.split('/').next()?.to_string();
+            let stem = rest.rsplit('/').next()?.trim_end_matches(".jsonl").to_string();
+            let keep = SUITES.contains(&suite.as_str())
+                && (o.suites.is_empty() || o.suites.contains(&suite))
+                && (o.include_provisional || !provisional)
+                && (o.only.is_empty() || o.only.iter().any(|x| *x == stem || *x == path || *x == rest));
+            keep.then_some(GradedFile {
+                path,
+                suite,
+                provisional,
+            })
+        })
+        .collect()
+}
+
+/// How the implementation's run on one file ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Ending {
+    Exited(i32),
+    Killed,
+    TimedOut,
+    NotStarted(String),
+}
+
+impl Ending {
+    fn why(&self) -> String {
+        match self {
+            Ending::Exited(0) => "the implementation wrote no line for it".into(),
+            Ending::Exited(c) => format!("the implementation exited with status {c} before answering"),
+            Ending::Killed => "the implementation was killed by a signal before answering".into(),
+            Ending::TimedOut => "the implementation did not answer within the timeout".into(),
+            Ending::NotStarted(e) => format!("the implementation could not be started: {e}"),
+        }
+    }
+}
+
+/// The implementation's command line with a relative program path made absolute (it runs with
+/// the tree as its working directory).
+fn command_line(implementation: &str) -> String {
+    let trimmed = implementation.trim_start();
+    let program = trimmed.split_whitespace().next().unwrap_or_default();
+    let path = Path::new(program);
+    if program.contains('/')
+        && path.is_relative()
+        && path.exists()
+        && let Ok(abs) = std::fs::canonicalize(path)
+    {
+        return format!("{}{}", abs.display(), &trimmed[program.len()..]);
+    }
+    trimmed.to_string()
+}
+
+/// Runs the implementation on `input` with the tree as its working directory; its standard
+/// output (at most `cap` bytes are kept) and how it ended. Never waits past `timeout`.
+pub fn run(implementation: &str, tree: &Path, input: Vec<u8>, timeout: Duration, cap: usize) -> (Vec<u8>, Ending) {
+    let child = Command::new("sh")
+        .arg("-c")
+        .arg(format!("exec {}", command_line(implementation)))
+        .current_dir(tree)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn();
+    let mut child = match child {
+        Ok(c) => c,
+        Err(e) => return (vec![], Ending::NotStarted(e.to_string())),
+    };
+    let mut stdin = child.stdin.take().expect("piped");
+    let writer = std::thread::spawn(move || {
+        // A broken pipe (the implementation stopped reading) is the implementation's failure.
+        let _ = stdin.write_all(&input);
+    });
+    let mut stdout = child.stdout.take().expect("piped");
+    let reader = std::thread::spawn(move || {
+        let mut kept = Vec::new();
+        let mut buf = [0u8; 65536];
+        while let Ok(n) = stdout.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            let room = cap.saturating_sub(kept.len());
+            kept.extend_from_slice(&buf[..n.min(room)]);
+        }
+        kept
+    });
+    let start = Instant::now();
+    let ending = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status.code().map_or(Ending::Killed, Ending::Exited),
+            Ok(None) if start.elapsed() >= timeout => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break Ending::TimedOut;
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+            Err(e) => break Ending::NotStarted(e.to_string()),
+        }
+    };
+    let _ = writer.join();
+    // A killed child's descendants may still hold the pipe: give the reader a moment only.
+    let deadline = Instant::now() + Duration::from_millis(500);
+    while !reader.is_finished() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let out = if reader.is_finished() {
+        reader.join().unwrap_or_default()
+    } else {
+        vec![]
+    };
+    (out, ending)
+}
+
+/// One field that differs: its path, and the committed and received values (shortened).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diff {
+    pub path: String,
+    pub committed: String,
+    pub received: String,
+}
+
+/// One record's grade.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Passed,
+    Failed(Vec<Diff>),
+    Unanswered(String),
+}
+
+fn short(v: &Value) -> String {
+    let s = v.to_string();
+    if s.len() > 120 {
+        format!("{}…", &s[..s.char_indices().take_while(|(i, _)| *i < 117).count()])
+    } else {
+        s
+    }
+}
+
+/// The differences between a committed value and a received one, at most `limit` of them; a
+/// tensor (`{data, shape}`) is compared element by element with each element's `(c, y, x)`.
+pub fn diff(committed: &Value, received: &Value, path: &str, limit: usize, out: &mut Vec<Diff>) {
+    if out.len() >= limit || committed == received {
+        return;
+    }
+    match (committed, received) {
+        (Value::Object(a), Value::Object(b)) if is_tensor(a) && is_tensor(b) && a["shape"] == b["shape"] => {
+            let (x, y) = (a["data"].as_array().unwrap(), b["data"].as_array().unwrap());
+            let dims: Vec<usize> = a["shape"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|d| d.as_str().and_then(|s| s.parse().ok()).unwrap_or(0))
+                .collect();
+            if x.len() != y.len() {
+                out_push(
+                    out,
+                    limit,
+                    format!("{path}.data"),
+                    format!("{} elements", x.len()),
+                    format!("{} elements", y.len()),
+                );
+                return;
+            }
+            for (i, (p, q)) in x.iter().zip(y).enumerate().filter(|(_, (p, q))| p != q).take(limit) {
+                out_push(
+                    out,
+                    limit,
+                    format!("{path}.data[{i}] (c, y, x) = {}", position(i, &dims)),
+                    short(p),
+                    short(q),
+                );
+            }
+        }
+        (Value::Object(a), Value::Object(b)) => {
+            let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+            for k in keys {
+                let p = if path.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{path}.{k}")
+                };
+                match (a.get(k), b.get(k)) {
+                    (Some(x), Some(y)) => diff(x, y, &p, limit, out),
+                    (Some(x), None) => out_push(out, limit, p, short(x), "(absent)".into()),
+                    (None, Some(y)) => out_push(out, limit, p, "(absent)".into(), short(y)),
+                    (None, None) => {}
+                }
+            }
+        }
+        (Value::Array(a), Value::Array(b)) if a.len() == b.len() => {
+            for (i, (x, y)) in a.iter().zip(b).enumerate() {
+                diff(x, y, &format!("{path}[{i}]"), limit, out);
+            }
+        }
+        _ => out_push(out, limit, path.to_string(), short(committed), short(received)),
+    }
+}
+
+fn out_push(out: &mut Vec<Diff>, limit: usize, path: String, committed: String, received: String) {
+    if out.len() < limit {
+        out.push(Diff {
+            path,
+            committed,
+            received,
+        });
+    }
+}
+
+fn is_tensor(o: &Map<String, Value>) -> bool {
+    o.len() == 2 && o.get("data").is_some_and(Value::is_array) && o.get("shape").is_some_and(Value::is_array)
+}
+
+/// An element's CHW position in a `[C, H, W]` tensor (or its index for another rank).
+fn position(i: usize, dims: &[usize]) -> String {
+    match dims {
+        [_, h, w] if *h > 0 && *w > 0 => format!("({}, {}, {})", i / (h * w), (i / w) % h, i % w),
+        _ => format!("({i})"),
+    }
+}
+
+/// One graded record.
+#[derive(Clone, Debug)]
+pub struct Graded {
+    pub id: String,
+    /// The profiles the committed record is tagged with (graph and per-operator vectors).
+    pub profiles: Vec<String>,
+    pub outcome: Outcome,
+    /// Whether the received `load` equals the committed one (graph vectors; for the certifier).
+    pub load_matches: Option<bool>,
+}
+
+/// Grades one file's responses against its committed records.
+pub fn grade_lines(committed: &[Value], response: &[u8], ending: &Ending) -> Vec<Graded> {
+    let text = String::from_utf8_lossy(response);
+    let lines: Vec<&str> = text.lines().collect();
+    committed
+        .iter()
+        .enumerate()
+        .map(|(n, c)| {
+            let id = c.get("id").and_then(Value::as_str).unwrap_or("?").to_string();
+            let profiles = c
+                .get("profiles")
+                .and_then(Value::as_array)
+                .map(|p| p.iter().filter_map(Value::as_str).map(String::from).collect())
+                .unwrap_or_default();
+            let (outcome, load_matches) = match lines.get(n) {
+                None => (Outcome::Unanswered(ending.why()), c.get("load").map(|_| false)),
+                Some(line) => match serde_json::from_str::<Value>(line) {
+                    Err(e) => (
+                        Outcome::Failed(vec![Diff {
+                            path: "(line)".into(),
+                            committed: "a JSON record".into(),
+                            received: format!("not JSON ({e}): {}", short(&Value::String(line.to_string()))),
+                        }]),
+                        c.get("load").map(|_| false),
+                    ),
+                    Ok(r) => {
+                        let mut d = Vec::new();
+                        diff(c, &r, "", 8, &mut d);
+                        let load = c.get("load").map(|l| r.get("load") == Some(l));
+                        (
+                            if d.is_empty() {
+                                Outcome::Passed
+                            } else {
+                                Outcome::Failed(d)
+                            },
+                            load,
+                        )
+                    }
+                },
+            };
+            Graded {
+                id,
+                profiles,
+                outcome,
+                load_matches,
+            }
+        })
+        .collect()
+}
+
+/// A file's grade.
+#[derive(Clone, Debug)]
+pub struct FileGrade {
+    pub file: GradedFile,
+    pub records: Vec<Graded>,
+    pub ending: Ending,
+}
+
+impl FileGrade {
+    pub fn count(&self, f: impl Fn(&Outcome) -> bool) -> usize {
+        self.records.iter().filter(|r| f(&r.outcome)).count()
+    }
+}
+
+/// Grades every selected file.
+pub fn grade(tree: &Path, o: &Options) -> Result<Vec<FileGrade>, String> {
+    let mut out = Vec::new();
+    for file in select(tree, o) {
+        let text = std::fs::read_to_string(tree.join(&file.path)).map_err(|e| format!("{}: {e}", file.path))?;
+        let mut committed: Vec<Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).map_err(|e| format!("{}: {e}", file.path)))
+            .collect::<Result<_, _>>()?;
+        if let Some(p) = &o.profile
+            && matches!(file.suite.as_str(), "vectors" | "graphs")
+        {
+            committed.retain(|c| {
+                c["profiles"]
+                    .as_array()
+                    .is_some_and(|a| a.iter().any(|x| x == p.as_str()))
+            });
+        }
+        if committed.is_empty() {
+            continue;
+        }
+        let requests: Vec<u8> = committed
+            .iter()
+            .map(|c| strip(format!("{c}\n").as_bytes()))
+            .collect::<Result<Vec<_>, _>>()?
+            .concat();
+        // Room for the answers: twice the committed bytes, and some.
+        let cap = 2 * text.len() + (1 << 20);
+        let (response, ending) = run(&o.implementation, tree, requests, o.timeout, cap);
+        let records = grade_lines(&committed, &response, &ending);
+        out.push(FileGrade { file, records, ending });
+    }
+    Ok(out)
+}
+
+/// The verdicts: an operator implementation per profile (integer-operators §1: every per-operator
+/// and graph vector tagged with the profile, refusals included), a certifier (every lowering
+/// record and every graph vector's `load`), and each other suite.
+pub fn verdicts(grades: &[FileGrade], o: &Options) -> BTreeMap<String, (bool, usize, usize)> {
+    let mut v: BTreeMap<String, (bool, usize, usize)> = BTreeMap::new();
+    let mut note = |name: String, ok: bool| {
+        let e = v.entry(name).or_insert((true, 0, 0));
+        e.0 &= ok;
+        e.1 += usize::from(ok);
+        e.2 += 1;
+    };
+    for g in grades.iter().filter(|g| !g.file.provisional) {
+        let graph_suite = matches!(g.file.suite.as_str(), "vectors" | "graphs");
+        for r in &g.records {
+            let ok = r.outcome == Outcome::Passed;
+            if graph_suite {
+                for p in PROFILES
+                    .iter()
+                    .filter(|p| o.profile.as_deref().is_none_or(|q| q == **p))
+                {
+                    if r.profiles.iter().any(|x| x == p) {
+                        note(format!("operator implementation, {p}"), ok);
+                    }
+                }
+                if let Some(load) = r.load_matches {
+                    note("certifier (load verdicts, lowering records)".into(), load);
+                }
+            } else if g.file.suite == "lowerings" {
+                note("certifier (load verdicts, lowering records)".into(), ok);
+            } else {
+                note(format!("{} suite", g.file.suite), ok);
+            }
+        }
+    }
+    v
+}
+
+/// The terminal report.
+pub fn summary(grades: &[FileGrade], o: &Options) -> String {
+    let mut s = String::new();
+    s.push_str(&format!(
+        "{:<52} {:>7} {:>7} {:>11}\n",
+        "file", "passed", "failed", "unanswered"
+    ));
+    for g in grades {
+        let unanswered = g.count(|x| matches!(x, Outcome::Unanswered(_)));
+        let failed = g.count(|x| matches!(x, Outcome::Failed(_)));
+        s.push_str(&format!(
+            "{:<52} {:>7} {:>7} {:>11}{}\n",
+            g.file.path,
+            g.count(|x| *x == Outcome::Passed),
+            failed,
+            unanswered,
+            if failed + unanswered > 0 { "  ✗" } else { "" }
+        ));
+    }
+    s.push_str("\nverdicts (normative files):\n");
+    for (name, (ok, passed, total)) in verdicts(grades, o) {
+        s.push_str(&format!(
+            "  {name}: {} ({passed}/{total})\n",
+            if ok { "CONFORMS" } else { "does not conform" }
+        ));
+    }
+    let failures: Vec<String> = failures(grades).into_iter().take(50).collect();
+    if !failures.is_empty() {
+        s.push_str("\nfailures (first 50):\n");
+        for f in failures {
+            s.push_str(&format!("  {f}\n"));
+        }
+    }
+    s
+}
+
+/// Each failed or unanswered record, with its reason or its differing fields.
+pub fn failures(grades: &[FileGrade]) -> Vec<String> {
+    let mut out = Vec::new();
+    for g in grades {
+        for r in &g.records {
+            match &r.outcome {
+                Outcome::Passed => {}
+                Outcome::Unanswered(why) => out.push(format!("{}#{}: unanswered: {why}", g.file.path, r.id)),
+                Outcome::Failed(diffs) => {
+                    for d in diffs {
+                        out.push(format!(
+                            "{}#{} {}: committed {} vs received {}",
+                            g.file.path, r.id, d.path, d.committed, d.received
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The machine-readable report.
+pub fn json_report(grades: &[FileGrade], o: &Options) -> Value {
+    let files: Vec<Value> = grades
+        .iter()
+        .map(|g| {
+            let records: Vec<Value> = g
+                .records
+                .iter()
+                .map(|r| match &r.outcome {
+                    Outcome::Passed => json!({ "id": r.id, "outcome": "passed" }),
+                    Outcome::Unanswered(why) => json!({ "id": r.id, "outcome": "unanswered", "why": why }),
+                    Outcome::Failed(d) => json!({ "id": r.id, "outcome": "failed", "fields": d.iter().map(|d| json!({
+                        "path": d.path, "committed": d.committed, "received": d.received })).collect::<Vec<_>>() }),
+                })
+                .collect();
+            json!({ "file": g.file.path, "suite": g.file.suite, "provisional": g.file.provisional,
+                    "ending": format!("{:?}", g.ending), "records": records })
+        })
+        .collect();
+    let verdicts: Map<String, Value> = verdicts(grades, o)
+        .into_iter()
+        .map(|(k, (ok, passed, total))| (k, json!({ "conforms": ok, "passed": passed, "total": total })))
+        .collect();
+    json!({ "implementation": o.implementation, "files": files, "verdicts": verdicts })
+}
+
+/// The per-operator × profile matrix, for a README.
+pub fn markdown(grades: &[FileGrade], o: &Options) -> String {
+    let mut rows: BTreeMap<String, BTreeMap<String, (usize, usize)>> = BTreeMap::new();
+    for g in grades
+        .iter()
+        .filter(|g| matches!(g.file.suite.as_str(), "vectors" | "graphs"))
+    {
+        let row = if g.file.suite == "vectors" {
+            g.file
+                .path
+                .trim_start_matches("vectors/")
+                .trim_end_matches(".jsonl")
+                .to_string()
+        } else {
+            format!(
+                "graphs: {}",
+                g.file.path.trim_start_matches("graphs/").trim_end_matches(".jsonl")
+            )
+        };
+        for r in &g.records {
+            for p in &r.profiles {
+                let e = rows.entry(row.clone()).or_default().entry(p.clone()).or_insert((0, 0));
+                e.0 += usize::from(r.outcome == Outcome::Passed);
+                e.1 += 1;
+            }
+        }
+    }
+    let mut s = format!(
+        "# Grade of `{}`\n\nOperator × profile (vectors tagged with the profile that pass):\n\n",
+        o.implementation
+    );
+    s.push_str("| operator | acc32 | acc64 |\n|---|---|---|\n");
+    for (row, cells) in &rows {
+        let cell = |p: &str| match cells.get(p) {
+            None => "—".to_string(),
+            Some((ok, n)) if ok == n => format!("✓ {ok}/{n}"),
+            Some((ok, n)) => format!("✗ {ok}/{n}"),
+        };
+        s.push_str(&format!("| {row} | {} | {} |\n", cell("acc32"), cell("acc64")));
+    }
+    s.push_str("\nOther suites:\n\n| file | passed | total |\n|---|---|---|\n");
+    for g in grades
+        .iter()
+        .filter(|g| !matches!(g.file.suite.as_str(), "vectors" | "graphs"))
+    {
+        s.push_str(&format!(
+            "| {} | {} | {} |\n",
+            g.file.path,
+            g.count(|x| *x == Outcome::Passed),
+            g.records.len()
+        ));
+    }
+    s.push_str("\nVerdicts (normative files):\n\n");
+    for (name, (ok, passed, total)) in verdicts(grades, o) {
+        s.push_str(&format!(
+            "- {name}: {} ({passed}/{total})\n",
+            if ok { "conforms" } else { "does not conform" }
+        ));
+    }
+    s
+}
+
+/// `cargo xtask grade`.
+pub fn main(root: &Path, args: &[String]) -> Result<(), String> {
+    let o = Options::parse(args)?;
+    let tree = root.join("ops-conformance");
+    let start = Instant::now();
+    let grades = grade(&tree, &o)?;
+    print!("{}", summary(&grades, &o));
+    eprintln!(
+        "grade: {} files in {:.1} s",
+        grades.len(),
+        start.elapsed().as_secs_f64()
+    );
+    if let Some(p) = &o.json {
+        let text = serde_json::to_string_pretty(&json_report(&grades, &o)).map_err(|e| e.to_string())?;
+        std::fs::write(p, text).map_err(|e| format!("{}: {e}", p.display()))?;
+    }
+    if let Some(p) = &o.markdown {
+        std::fs::write(p, markdown(&grades, &o)).map_err(|e| format!("{}: {e}", p.display()))?;
+    }
+    let all_pass = grades
+        .iter()
+        .all(|g| g.records.iter().all(|r| r.outcome == Outcome::Passed));
+    if all_pass {
+        Ok(())
+    } else {
+        Err("some records failed".into())
+    }
+}
