@@ -87,6 +87,10 @@ fn write_into(v: &J, out: &mut String) -> Result<(), String> {
                     return Err(format!("duplicate key {:?}", pair[0].0));
                 }
             }
+            if crate::mutants::active("certificate-key-order") && sorted.iter().any(|m| m.0 == "verdict") {
+                let n = sorted.len();
+                sorted.swap(n - 2, n - 1);
+            }
             out.push('{');
             for (i, (k, item)) in sorted.into_iter().enumerate() {
                 if i > 0 {

@@ -286,6 +286,13 @@ pub fn fill(input: &[u8], out: &mut String, err: &mut dyn FnMut(String)) -> usiz
     }
     for (n, line) in body.split(|&b| b == b'\n').enumerate() {
         let result = match std::str::from_utf8(line) {
+            Ok(line) if crate::mutants::active("crash-on-stage") && line.contains("\"op\"") => std::process::exit(3),
+            Ok(line) if crate::mutants::active("hang-on-cis2") && line.contains("\"fn\"") => loop {
+                std::thread::sleep(std::time::Duration::from_secs(3600));
+            },
+            Ok(line) if crate::mutants::active("garbage-on-dequant") && line.contains("\"buffers\"") => {
+                Ok("garbage, not a record".to_string())
+            }
             Ok(line) => fill_line(line),
             Err(_) => Err(LineError::Bad("not JSON: not UTF-8".into())),
         };

@@ -57,6 +57,7 @@ pub mod dequant;
 pub mod fill;
 pub mod load;
 pub mod lower;
+pub mod mutants;
 pub mod num;
 pub mod ops;
 pub mod plan;

@@ -14,13 +14,16 @@ pub enum Round {
 /// `⌊p / 2^s⌋` for `s ≤ 127`: an arithmetic shift.
 pub fn floor_shr(p: i128, s: u32) -> i128 {
     debug_assert!(s <= 127);
+    if p < 0 && crate::mutants::active("floor-truncates") {
+        return -((-p) >> s);
+    }
     p >> s
 }
 
 /// `⌊p / 2^s⌋` for an i64 `p` and `s ≤ 63`.
 pub fn floor_shr64(p: i64, s: u32) -> i64 {
     debug_assert!(s <= 63);
-    p >> s
+    floor_shr(i128::from(p), s) as i64
 }
 
 /// `R_round(p, s)` (§2) for `s ≤ 127`. The low `s` bits of `p` are its remainder mod `2^s`.
@@ -36,6 +39,7 @@ pub fn r_round(p: i128, s: u32, round: Round) -> Option<i128> {
         Round::Floor => false,
         // ⌊(p + h) / 2^s⌋ is q + 1 exactly when r + h reaches 2^s, that is r ≥ h.
         Round::HalfUp => r >= h,
+        Round::HalfEven if crate::mutants::active("half-even-up") => r >= h,
         Round::HalfEven => r > h || (r == h && q & 1 == 1),
     };
     if up { q.checked_add(1) } else { Some(q) }

@@ -128,6 +128,7 @@ impl<'a> Sequence<'a> {
                 match g.tensors[t].policy {
                     Policy::Derived => {}
                     Policy::Clamp(lo, hi) => r.data.iter_mut().for_each(|v| *v = (*v).clamp(lo, hi)),
+                    Policy::Check(_, _) if crate::mutants::active("check-ignored") => {}
                     Policy::Check(lo, hi) => {
                         if r.data.iter().any(|&v| v < lo || v > hi) {
                             return Ok(Outcome::Refused(Code::FieldRange));
@@ -144,7 +145,7 @@ impl<'a> Sequence<'a> {
             .collect();
         // The decode completed: each state input carries its output.
         for (k, rec) in g.inputs.iter().enumerate() {
-            if rec.kind == Kind::State {
+            if rec.kind == Kind::State && !crate::mutants::active("state-not-carried") {
                 self.carried[k] = Some(outputs[rec.src as usize].clone());
             }
         }

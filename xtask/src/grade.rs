@@ -139,27 +139,37 @@ impl Ending {
 }
 
 /// The implementation's command line with a relative program path made absolute (it runs with
-/// the tree as its working directory).
+/// the tree as its working directory); everything else, quoting and leading `NAME=value`
+/// assignments included, is kept as written.
 fn command_line(implementation: &str) -> String {
-    let trimmed = implementation.trim_start();
-    let program = trimmed.split_whitespace().next().unwrap_or_default();
-    let path = Path::new(program);
-    if program.contains('/')
-        && path.is_relative()
-        && path.exists()
-        && let Ok(abs) = std::fs::canonicalize(path)
-    {
-        return format!("{}{}", abs.display(), &trimmed[program.len()..]);
+    let mut at = 0;
+    for word in implementation.split_whitespace() {
+        let start = at + implementation[at..].find(word).unwrap_or(0);
+        at = start + word.len();
+        if word.contains('=') {
+            continue;
+        }
+        let path = Path::new(word);
+        if word.contains('/')
+            && path.is_relative()
+            && let Ok(abs) = std::fs::canonicalize(path)
+        {
+            return format!("{}{}{}", &implementation[..start], abs.display(), &implementation[at..]);
+        }
+        break;
     }
-    trimmed.to_string()
+    implementation.to_string()
 }
 
 /// Runs the implementation on `input` with the tree as its working directory; its standard
 /// output (at most `cap` bytes are kept) and how it ended. Never waits past `timeout`.
 pub fn run(implementation: &str, tree: &Path, input: Vec<u8>, timeout: Duration, cap: usize) -> (Vec<u8>, Ending) {
+    use std::os::unix::process::CommandExt;
+    // Its own process group, so that a timeout kills the shell and everything it started.
     let child = Command::new("sh")
         .arg("-c")
-        .arg(format!("exec {}", command_line(implementation)))
+        .arg(command_line(implementation))
+        .process_group(0)
         .current_dir(tree)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -192,6 +202,10 @@ pub fn run(implementation: &str, tree: &Path, input: Vec<u8>, timeout: Duration,
         match child.try_wait() {
             Ok(Some(status)) => break status.code().map_or(Ending::Killed, Ending::Exited),
             Ok(None) if start.elapsed() >= timeout => {
+                let _ = Command::new("kill")
+                    .arg("-KILL")
+                    .arg(format!("-{}", child.id()))
+                    .status();
                 let _ = child.kill();
                 let _ = child.wait();
                 break Ending::TimedOut;

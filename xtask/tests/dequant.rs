@@ -19,7 +19,11 @@ fn software_and_hardware_agree_on_every_q_of_the_numeric_suite() {
         for q in i8::MIN..=i8::MAX {
             let oracle = numeric::dequantize(q, scale, zero_point);
             let hardware = core::output(&checked, &prepared, q);
-            assert_eq!(hardware.to_bits(), oracle, "q {q}, scale {scale:#010x}, zero point {zero_point}");
+            assert_eq!(
+                hardware.to_bits(),
+                oracle,
+                "q {q}, scale {scale:#010x}, zero point {zero_point}"
+            );
             assert_eq!(core::bf16_bits(hardware), numeric::bf16(oracle));
             pairs += 1;
         }
