@@ -423,6 +423,78 @@ impl Env {
     }
 }
 
+/// Binary32 `+` and `×` for the common case, in 64-bit integers: both operands normal and the
+/// result normal before and after rounding, where neither tininess rule nor DAZ can apply. Any
+/// other case goes to the general operations above, so these are the same functions, faster (a
+/// test compares them on millions of operand pairs). After Berkeley SoftFloat's `f32_add`/`f32_mul`.
+impl Env {
+    pub fn add32(self, a: u32, b: u32) -> u32 {
+        add32_normal(a, b).unwrap_or_else(|| self.add(BINARY32, u64::from(a), u64::from(b)) as u32)
+    }
+
+    pub fn mul32(self, a: u32, b: u32) -> u32 {
+        mul32_normal(a, b).unwrap_or_else(|| self.mul(BINARY32, u64::from(a), u64::from(b)) as u32)
+    }
+}
+
+/// A normal binary32's sign, biased exponent field and 24-bit significand; `None` otherwise.
+fn normal32(x: u32) -> Option<(bool, i32, u64)> {
+    let field = ((x >> 23) & 0xFF) as i32;
+    (1..=254)
+        .contains(&field)
+        .then(|| (x >> 31 == 1, field, u64::from(x & 0x7F_FFFF) | 1 << 23))
+}
+
+/// `s · 2^(field − 150)` rounded to 24 bits, to nearest even, packed; `None` when the result would
+/// not be normal (its exponent field, before or after rounding, outside 1..=254).
+fn round32(neg: bool, s: u64, field: i32) -> Option<u32> {
+    let n = 64 - s.leading_zeros() as i32;
+    // The biased exponent of the leading bit: s has n bits, so its leading bit is 2^(n − 1).
+    let mut lead = field + n - 24;
+    let mut q = if n <= 24 {
+        s << (24 - n)
+    } else {
+        let shift = (n - 24) as u32;
+        let (q, rem, half) = (s >> shift, s & ((1 << shift) - 1), 1u64 << (shift - 1));
+        q + u64::from(rem > half || (rem == half && q & 1 == 1))
+    };
+    if q == 1 << 24 {
+        q >>= 1;
+        lead += 1;
+    }
+    let before = field + n - 24;
+    ((1..=254).contains(&before) && lead <= 254)
+        .then(|| (u32::from(neg) << 31) | ((lead as u32) << 23) | (q as u32 & 0x7F_FFFF))
+}
+
+fn mul32_normal(a: u32, b: u32) -> Option<u32> {
+    let ((na, ea, ma), (nb, eb, mb)) = (normal32(a)?, normal32(b)?);
+    // a·b = ma·mb · 2^(ea + eb − 300) = ma·mb · 2^((ea + eb − 150) − 150).
+    round32(na != nb, ma * mb, ea + eb - 150)
+}
+
+fn add32_normal(a: u32, b: u32) -> Option<u32> {
+    let ((na, ea, ma), (nb, eb, mb)) = (normal32(a)?, normal32(b)?);
+    let ((nx, ex, mx), (ny, ey, my)) = if ea >= eb {
+        ((na, ea, ma), (nb, eb, mb))
+    } else {
+        ((nb, eb, mb), (na, ea, ma))
+    };
+    // Aligned at the smaller exponent, exactly, while it fits 64 bits.
+    let gap = (ex - ey) as u32;
+    if gap > 38 {
+        return None;
+    }
+    let (x, y) = (mx << gap, my);
+    let (neg, s) = match (nx == ny, x.cmp(&y)) {
+        (true, _) => (nx, x + y),
+        (false, Ordering::Greater) => (nx, x - y),
+        (false, Ordering::Less) => (ny, y - x),
+        (false, Ordering::Equal) => return Some(0), // x − x = +0
+    };
+    round32(neg, s, ey)
+}
+
 /// The two integral-rounding functions CIS-2 uses: `floor` (§6.2) and `f64::round` (§6.3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Integral {
@@ -531,6 +603,44 @@ mod tests {
             check64(Env::Gradual.sqrt(BINARY64, c), u.sqrt());
             check64(Env::Gradual.integral(BINARY64, c, Integral::RoundHalfAway), u.round());
             assert_eq!(Env::Gradual.compare(BINARY64, c, d), u.partial_cmp(&v));
+        }
+    }
+
+    #[test]
+    fn the_binary32_fast_paths_are_the_general_operations() {
+        // Operands from every class: random bits, and exponents near the ends of the normal range
+        // and near each other, where the fast paths hand over to the general operations.
+        let mut s = 0x1234_5678_9ABC_DEF1u64;
+        let mut next = || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s
+        };
+        let pick = |r: u64| -> u32 {
+            let bits = r as u32;
+            match (r >> 40) % 4 {
+                0 => bits,
+                1 => (bits & 0x807F_FFFF) | ((((r >> 48) % 8) as u32) << 23),
+                2 => (bits & 0x807F_FFFF) | ((250 + ((r >> 48) % 5) as u32) << 23),
+                _ => (bits & 0x807F_FFFF) | ((120 + ((r >> 48) % 16) as u32) << 23),
+            }
+        };
+        for env in [FTZ, FZ, Env::Gradual] {
+            for _ in 0..1_000_000 {
+                let (a, b) = (pick(next()), pick(next()));
+                let (a64, b64) = (u64::from(a), u64::from(b));
+                assert_eq!(
+                    u64::from(env.add32(a, b)),
+                    env.add(BINARY32, a64, b64),
+                    "{env:?} {a:08x} + {b:08x}"
+                );
+                assert_eq!(
+                    u64::from(env.mul32(a, b)),
+                    env.mul(BINARY32, a64, b64),
+                    "{env:?} {a:08x} × {b:08x}"
+                );
+            }
         }
     }
 

@@ -110,13 +110,13 @@ impl Soft {
 
 impl Arith for Soft {
     fn add(&self, a: F32, b: F32) -> F32 {
-        self.f32_op(Env::add, a, b)
+        F32(self.env.add32(a.0, b.0))
     }
     fn sub(&self, a: F32, b: F32) -> F32 {
-        self.f32_op(Env::sub, a, b)
+        F32(self.env.add32(a.0, (-b).0))
     }
     fn mul(&self, a: F32, b: F32) -> F32 {
-        self.f32_op(Env::mul, a, b)
+        F32(self.env.mul32(a.0, b.0))
     }
     fn div(&self, a: F32, b: F32) -> F32 {
         self.f32_op(Env::div, a, b)
