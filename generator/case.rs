@@ -320,3 +320,17 @@ fn tensor(v: &Value, g: &Graph, path: &str) -> Result<Tensor, Fail> {
     let data = ints(get(o, "data", path)?, count, &format!("{path}.data"))?;
     Ok(Tensor { shape, data })
 }
+
+/// Writes each case's graph of a file as `out/<id>.whg1` (the benchmark's synthetic graphs).
+pub fn write_graphs(file: &std::path::Path, out: &std::path::Path) -> Result<(), Fail> {
+    let path = file.display().to_string();
+    let text = std::fs::read_to_string(file).map_err(|e| format!("{path}: {e}"))?;
+    let v: Value = serde_json::from_str(&text).map_err(|e| format!("{path}: {e}"))?;
+    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    for c in cases(&v, &path, file.parent().unwrap_or(std::path::Path::new(".")))? {
+        let bytes = whg1::write(&model(&c, &format!("{path}: case {}", c.id))?);
+        let target = out.join(format!("{}.whg1", c.id));
+        std::fs::write(&target, bytes).map_err(|e| format!("{}: {e}", target.display()))?;
+    }
+    Ok(())
+}

@@ -49,6 +49,13 @@ enum Command {
         #[arg(long, value_delimiter = ',')]
         only: Vec<String>,
     },
+    /// Write the graphs of a file of cases (corpus/bench/graphs.json) as DIR/<id>.whg1.
+    Graphs {
+        #[arg(long)]
+        cases: PathBuf,
+        #[arg(long)]
+        out: PathBuf,
+    },
     /// Write the CIS-2 checkpoints of a recipe file (models.json's form) into DIR/<name>/.
     Cis2Models {
         #[arg(long)]
@@ -63,6 +70,7 @@ fn main() -> ExitCode {
         Command::Regen { corpus, out } => tree::regen(&corpus, &out),
         Command::Coverage { corpus, quiet, only } => coverage::run(&corpus, quiet, &only),
         Command::Cis2Models { recipe, out } => cis2::write_models(&recipe, &out),
+        Command::Graphs { cases, out } => case::write_graphs(&cases, &out),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
