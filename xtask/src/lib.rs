@@ -3,6 +3,7 @@
 pub mod check;
 pub mod compare;
 pub mod differential;
+pub mod fuzzing;
 pub mod grade;
 
 use std::path::{Path, PathBuf};

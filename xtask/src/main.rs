@@ -6,11 +6,14 @@
 //!   refill every committed file with the independent checker and compare.
 //! - `fuzz-diff`: random graphs through the oracle and the checker; a disagreement becomes a
 //!   corpus case.
+//! - `fuzz-seeds`: write the fuzz targets' seed corpora (`fuzz/corpus/`) from the committed tree.
+//! - `diff REV`: what changed in `ops-conformance/` since a git revision, record by record.
 //! - `grade`: a third-party `fill` against the committed tree, with verdicts per profile.
-//! - `bench`: speed, measured and reported (CIS-2's 16-token decode; `--exact` adds the
-//!   software binary32).
+//! - `bench`: speed, measured and reported, written to docs/bench.md (the gate, certification,
+//!   fill and grading, CIS-2).
 
 mod bench;
+mod diff;
 mod fuzz_diff;
 
 use xtask::{build, check, run};
@@ -27,10 +30,12 @@ fn main() -> ExitCode {
         Some("coverage") => coverage(&root, &args[1..]),
         Some("check") => check::run(&root),
         Some("fuzz-diff") => fuzz_diff::run(&root, &args[1..]),
-        Some("bench") => bench::cis2(&root, &args[1..]),
+        Some("bench") => bench::main(&root, &args[1..]),
         Some("grade") => xtask::grade::main(&root, &args[1..]),
+        Some("diff") => diff::run(&root, &args[1..]),
+        Some("fuzz-seeds") => fuzz_seeds(&root),
         _ => Err(
-            "usage: cargo xtask <regen | coverage [--quiet] [--only OPS] | check | fuzz-diff [--cases N] [--start S] | bench [--exact] | grade --impl CMD [--suite S] [--only F] [--profile P] [--include-provisional] [--timeout SECS] [--json FILE] [--markdown FILE]>"
+            "usage: cargo xtask <regen | coverage [--quiet] [--only OPS] | check | fuzz-diff [--cases N] [--start S] | fuzz-seeds | bench [--runs N] | diff REV | grade --impl CMD [--suite S] [--only F] [--profile P] [--include-provisional] [--timeout SECS] [--json FILE] [--markdown FILE]>"
                 .to_string(),
         ),
     };
@@ -76,4 +81,11 @@ fn coverage(root: &Path, args: &[String]) -> Result<(), String> {
             .args(args),
         "wai-generate coverage",
     )
+}
+
+fn fuzz_seeds(root: &Path) -> Result<(), String> {
+    for (target, n) in xtask::fuzzing::write_seeds(root)? {
+        eprintln!("fuzz-seeds: fuzz/corpus/{target}: {n} seeds");
+    }
+    Ok(())
 }
