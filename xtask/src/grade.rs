@@ -185,26 +185,30 @@ pub fn run(implementation: &str, tree: &Path, input: Vec<u8>, timeout: Duration,
         let _ = stdin.write_all(&input);
     });
     let mut stdout = child.stdout.take().expect("piped");
-    let reader = std::thread::spawn(move || {
-        let mut kept = Vec::new();
-        let mut buf = [0u8; 65536];
-        while let Ok(n) = stdout.read(&mut buf) {
-            if n == 0 {
-                break;
+    // What the reader has kept so far stays ours even if a stray descendant holds the pipe open.
+    let kept = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let reader = std::thread::spawn({
+        let kept = kept.clone();
+        move || {
+            let mut buf = [0u8; 65536];
+            while let Ok(n) = stdout.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                let mut kept = kept.lock().unwrap_or_else(|e| e.into_inner());
+                let room = cap.saturating_sub(kept.len());
+                kept.extend_from_slice(&buf[..n.min(room)]);
             }
-            let room = cap.saturating_sub(kept.len());
-            kept.extend_from_slice(&buf[..n.min(room)]);
         }
-        kept
     });
     let start = Instant::now();
     let ending = loop {
         match child.try_wait() {
             Ok(Some(status)) => break status.code().map_or(Ending::Killed, Ending::Exited),
             Ok(None) if start.elapsed() >= timeout => {
+                // `-s KILL -- -PGID`: procps' kill reads `-KILL -PGID` as two signal options.
                 let _ = Command::new("kill")
-                    .arg("-KILL")
-                    .arg(format!("-{}", child.id()))
+                    .args(["-s", "KILL", "--", &format!("-{}", child.id())])
                     .status();
                 let _ = child.kill();
                 let _ = child.wait();
@@ -220,11 +224,7 @@ pub fn run(implementation: &str, tree: &Path, input: Vec<u8>, timeout: Duration,
     while !reader.is_finished() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(5));
     }
-    let out = if reader.is_finished() {
-        reader.join().unwrap_or_default()
-    } else {
-        vec![]
-    };
+    let out = std::mem::take(&mut *kept.lock().unwrap_or_else(|e| e.into_inner()));
     (out, ending)
 }
 
