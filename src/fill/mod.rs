@@ -54,9 +54,16 @@ pub fn fill_stream(
     tree: Option<&Path>,
 ) -> std::io::Result<usize> {
     let mut bad = 0;
-    for (n, line) in input.lines().enumerate() {
-        let line = line?;
-        match fill_line_in(&line, tree) {
+    for (n, line) in input.split(b'\n').enumerate() {
+        let mut line = line?;
+        if line.last() == Some(&b'\r') {
+            line.pop();
+        }
+        // A line that is not UTF-8 is a bad line like any other, not the end of the stream.
+        let filled = String::from_utf8(line)
+            .map_err(|_| "not JSON: not UTF-8".to_string())
+            .and_then(|line| fill_line_in(&line, tree));
+        match filled {
             Ok(filled) => output.write_all(filled.as_bytes())?,
             Err(e) => {
                 bad += 1;
