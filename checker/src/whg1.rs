@@ -353,24 +353,32 @@ impl<'a> Rd<'a> {
             Err(Malformed)
         }
     }
-    /// A signed integer of `width` bytes (1, 2, 4 or 8), sign-extended.
-    fn int(&mut self, width: u8) -> R<i64> {
-        let s = self.take(usize::from(width))?;
-        Ok(match width {
-            1 => i64::from(s[0] as i8),
-            2 => i64::from(i16::from_le_bytes([s[0], s[1]])),
-            4 => i64::from(i32::from_le_bytes([s[0], s[1], s[2], s[3]])),
-            8 => i64::from_le_bytes(s.try_into().map_err(|_| Malformed)?),
-            _ => return Err(Malformed),
-        })
-    }
-    /// `count` integers of `width` bytes, after checking that their bytes are present.
+    /// `count` signed integers of `width` bytes (1, 2, 4 or 8) each, sign-extended, after checking
+    /// that their bytes are present.
     fn ints(&mut self, count: u128, width: u8) -> R<Vec<i64>> {
         let need = count.checked_mul(u128::from(width)).ok_or(Malformed)?;
         if need > self.left() as u128 {
             return Err(Malformed);
         }
-        (0..count).map(|_| self.int(width)).collect()
+        // One bounds check for the run, then each integer from its own bytes (weights are most of a
+        // parameter set's bytes).
+        let bytes = self.take(need as usize)?;
+        Ok(match width {
+            1 => bytes.iter().map(|&b| i64::from(b as i8)).collect(),
+            2 => bytes
+                .chunks_exact(2)
+                .map(|b| i64::from(i16::from_le_bytes([b[0], b[1]])))
+                .collect(),
+            4 => bytes
+                .chunks_exact(4)
+                .map(|b| i64::from(i32::from_le_bytes([b[0], b[1], b[2], b[3]])))
+                .collect(),
+            8 => bytes
+                .chunks_exact(8)
+                .map(|b| i64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]))
+                .collect(),
+            _ => return Err(Malformed),
+        })
     }
 }
 

@@ -8,6 +8,13 @@ fn fits_i32(v: i64) -> bool {
     i32::try_from(v).is_ok()
 }
 
+/// Whether every weight fits `i32`: its extremes do (two reductions, no branch per weight).
+fn all_fit_i32(w: &[i64]) -> bool {
+    let lo = w.iter().copied().min().unwrap_or(0);
+    let hi = w.iter().copied().max().unwrap_or(0);
+    fits_i32(lo) && fits_i32(hi)
+}
+
 /// §7.2's parameter conditions the node fails, in that table's order (docs/assumptions.md B6 for
 /// `chscale`'s `M`: every row).
 pub fn acc32_params(op: &Op) -> Vec<&'static str> {
@@ -26,13 +33,13 @@ pub fn acc32_params(op: &Op) -> Vec<&'static str> {
     match &op.kind {
         OpKind::Conv(p) => {
             rq_keys(&p.rq, &mut out);
-            if !p.w.iter().all(|&w| fits_i32(w)) {
+            if !all_fit_i32(&p.w) {
                 out.push("weights");
             }
         }
         OpKind::ConvT(p) => {
             rq_keys(&p.rq, &mut out);
-            if !p.w.iter().all(|&w| fits_i32(w)) {
+            if !all_fit_i32(&p.w) {
                 out.push("weights");
             }
         }

@@ -130,6 +130,14 @@ fn partial_sum(c: &mut Ctx, x: Iv, sp: i128, sn: i128, b: i64) -> Iv {
     Iv::new(lo, hi)
 }
 
+/// `S⁺` and `S⁻` (§8.2): the sums of the positive and of the negative weights. Each weight adds to
+/// both, its positive part to one and its negative part to the other, so that the loop has no branch.
+fn signed_sums(w: &[i64]) -> (i128, i128) {
+    w.iter().fold((0i128, 0i128), |(sp, sn), &w| {
+        (sp + i128::from(w.max(0)), sn + i128::from(w.min(0)))
+    })
+}
+
 fn min_max(w: &[i64]) -> (i64, i64) {
     let lo = w.iter().copied().min().unwrap_or(0);
     let hi = w.iter().copied().max().unwrap_or(0);
@@ -214,14 +222,7 @@ fn rule(
             let per = p.w.len() / p.cout as usize;
             let mut y: Option<Iv> = None;
             for o in 0..p.cout as usize {
-                let (mut sp, mut sn) = (0i128, 0i128);
-                for &w in &p.w[o * per..(o + 1) * per] {
-                    if w > 0 {
-                        sp += i128::from(w);
-                    } else {
-                        sn += i128::from(w);
-                    }
-                }
+                let (sp, sn) = signed_sums(&p.w[o * per..(o + 1) * per]);
                 let acc = partial_sum(c, x, sp, sn, p.rq.pre(o));
                 rec.put("conv.acc", Class::Acc, acc);
                 hull_into(&mut y, rq_rule(c, rec, &p.rq, o, acc));
@@ -251,11 +252,8 @@ fn rule(
                         for j in 0..kw {
                             let w = p.w[base + i * kw + j];
                             let e = &mut sums[(i % sh) * rx + j % sw];
-                            if w > 0 {
-                                e.0 += i128::from(w);
-                            } else {
-                                e.1 += i128::from(w);
-                            }
+                            e.0 += i128::from(w.max(0));
+                            e.1 += i128::from(w.min(0));
                         }
                     }
                 }
