@@ -7,17 +7,9 @@ use crate::bounds::profile::Profile;
 use crate::lower;
 use serde_json::{Map, Value};
 
-/// The capability each lowering decodes (§13.0's table), for a record that names none.
+/// The capability a record naming none means (§13.0's table).
 pub fn capability_of(lowering: &str) -> &'static str {
-    match lowering {
-        "int_synth/1" => "wai.neural.int_synth",
-        "whm1/1" => "wai.neural.int_hyper",
-        "wam1/1" => "wai.audio.int_codec",
-        "wmb1/1" => "wai.neural.int_mlicpp",
-        "world/1" => "wai.world.model",
-        "jpegai-int/1" => "wai.image.jpegai",
-        _ => "",
-    }
+    lower::capabilities(lowering).first().copied().unwrap_or_default()
 }
 
 /// Whether a lowering reads a form the seeds do not define (its certificates are provisional, and
@@ -104,6 +96,14 @@ pub fn fill(v: &Value) -> Result<Value, Fail> {
         .iter()
         .map(|(name, hexv)| Ok((name.clone(), hex_bytes(hexv, &join("files", name))?)))
         .collect::<Result<_, Fail>>()?;
+    // A capability the lowering does not decode, or a one-file form given another number of
+    // files, is a request that names no set (docs/protocol.md), not a set to refuse.
+    if !lower::capabilities(lowering).contains(&capability) {
+        return Err(format!("capability: {capability} is not lowered by {lowering}"));
+    }
+    if lower::one_file(lowering) && files.len() != 1 {
+        return Err(format!("files: {} files, but {lowering} reads one", files.len()));
+    }
     let outcome = run(lowering, capability, &files, claim);
     let mut expect = Map::new();
     expect.insert(

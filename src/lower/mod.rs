@@ -56,6 +56,25 @@ pub fn canonical(graphs: Vec<(String, Graph)>) -> Result<Lowered, Refusal> {
 /// The lowerings, by their §13 identifiers.
 pub const LOWERINGS: [&str; 6] = ["int_synth/1", "whm1/1", "wam1/1", "wmb1/1", "world/1", "jpegai-int/1"];
 
+/// The capabilities each lowering decodes (§13.0's table), the first the one a record naming none
+/// means.
+pub fn capabilities(lowering: &str) -> &'static [&'static str] {
+    match lowering {
+        "int_synth/1" => &["wai.neural.int_synth"],
+        "whm1/1" => &["wai.neural.int_hyper", "wai.video.int_hyper", "wai.splat.int_codec"],
+        "wam1/1" => &["wai.audio.int_codec"],
+        "wmb1/1" => &["wai.neural.int_mlicpp"],
+        "world/1" => &["wai.world.model"],
+        "jpegai-int/1" => &["wai.image.jpegai"],
+        _ => &[],
+    }
+}
+
+/// Whether a lowering reads one file (all but `jpegai-int/1`'s bundle).
+pub fn one_file(lowering: &str) -> bool {
+    lowering != "jpegai-int/1"
+}
+
 /// Lowers a set given as its files (name, bytes), by lowering identifier.
 pub fn lower(lowering: &str, capability: &str, files: &[(String, Vec<u8>)]) -> Result<Lowered, Refusal> {
     let one = || match files {
