@@ -7,6 +7,7 @@
 //! - `fuzz-diff`: random graphs through the oracle and the checker; a disagreement becomes a
 //!   corpus case.
 //! - `fuzz-seeds`: write the fuzz targets' seed corpora (`fuzz/corpus/`) from the committed tree.
+//! - `fuzz TARGET [--seconds N]`: one fuzz target under libFuzzer with docs/fuzzing.md's limits.
 //! - `diff REV`: what changed in `ops-conformance/` since a git revision, record by record.
 //! - `grade`: a third-party `fill` against the committed tree, with verdicts per profile.
 //! - `bench`: speed, measured and reported, written to docs/bench.md (the gate, certification,
@@ -34,8 +35,9 @@ fn main() -> ExitCode {
         Some("grade") => xtask::grade::main(&root, &args[1..]),
         Some("diff") => diff::run(&root, &args[1..]),
         Some("fuzz-seeds") => fuzz_seeds(&root),
+        Some("fuzz") => fuzz(&root, &args[1..]),
         _ => Err(
-            "usage: cargo xtask <regen | coverage [--quiet] [--only OPS] | check | fuzz-diff [--cases N] [--start S] | fuzz-seeds | bench [--runs N] | diff REV | grade --impl CMD [--suite S] [--only F] [--profile P] [--include-provisional] [--timeout SECS] [--json FILE] [--markdown FILE]>"
+            "usage: cargo xtask <regen | coverage [--quiet] [--only OPS] | check | fuzz-diff [--cases N] [--start S] | fuzz-seeds | fuzz TARGET [--seconds N] | bench [--runs N] | diff REV | grade --impl CMD [--suite S] [--only F] [--profile P] [--include-provisional] [--timeout SECS] [--json FILE] [--markdown FILE]>"
                 .to_string(),
         ),
     };
@@ -88,4 +90,40 @@ fn fuzz_seeds(root: &Path) -> Result<(), String> {
         eprintln!("fuzz-seeds: fuzz/corpus/{target}: {n} seeds");
     }
     Ok(())
+}
+
+/// `cargo xtask fuzz TARGET [--seconds N]`: seeds the corpus from the tree if it is empty, then
+/// runs the target under `cargo +nightly fuzz` with the limits docs/fuzzing.md states.
+fn fuzz(root: &Path, args: &[String]) -> Result<(), String> {
+    use xtask::fuzzing::{TARGETS, max_len};
+    let target = args.first().filter(|t| TARGETS.contains(&t.as_str())).ok_or_else(|| {
+        format!(
+            "cargo xtask fuzz TARGET [--seconds N]: TARGET is one of {}",
+            TARGETS.join(", ")
+        )
+    })?;
+    let seconds: u64 = match args.iter().position(|a| a == "--seconds") {
+        Some(i) => args.get(i + 1).and_then(|n| n.parse().ok()).ok_or("--seconds N")?,
+        None => 600,
+    };
+    let corpus = root.join("fuzz/corpus").join(target);
+    if std::fs::read_dir(&corpus).map_or(true, |mut d| d.next().is_none()) {
+        fuzz_seeds(root)?;
+    }
+    run(
+        Command::new("cargo")
+            .current_dir(root.join("fuzz"))
+            .args(["+nightly", "fuzz", "run", "-O", "-a", target])
+            .arg(&corpus)
+            .arg("--")
+            .arg(format!("-max_total_time={seconds}"))
+            .arg(format!("-max_len={}", max_len(target)))
+            .args([
+                "-timeout=60",
+                "-rss_limit_mb=2048",
+                "-malloc_limit_mb=1024",
+                "-print_final_stats=1",
+            ]),
+        "cargo +nightly fuzz run",
+    )
 }
