@@ -386,6 +386,48 @@ def build_fill(g, node, ins, cx, dims, value):
     return [tile(g, one, [1, h, w, c])]
 
 
+# --- §5.9 gram, apply: MATMUL per group ------------------------------------------------------
+
+
+def support_contraction(node, cx):
+    for t in node.ins:
+        need_fits(cx.interval[t], D.INT8, "an input")
+    key = node.op + ".acc"
+    need_fits(cx.inter(node, key), D.INT32, key)
+    rq_path(node, cx)
+
+
+def matmul(g, a, b):
+    """TOSA MATMUL of int8 [N, H, C] by [N, C, W] into int32 [N, H, W], zero points 0."""
+    zp = g.const([0], D.INT8, [1])
+    shape = [a.shape[0], a.shape[1], b.shape[2]]
+    return g.op(ts.Op.MATMUL, [a, b, zp, zp], shape, D.INT32, attr("MatMul"))
+
+
+def build_gram(g, node, ins, cx, dims):
+    # out[g·d + i][0][j] = R(Σ_{y,x} A[g·d + i][y][x]·B[g·d + j][y][x], s): per group, A_g·B_gᵀ.
+    c, h, w = dims[0]
+    groups = node.p["groups"]
+    d, n = c // groups, h * w
+    a = reshape(g, transpose(g, reshape(g, cast(g, ins[0], D.INT8), [n, c]), [1, 0]), [groups, d, n])
+    b = transpose(g, reshape(g, cast(g, ins[1], D.INT8), [n, groups, d]), [1, 0, 2])  # [G, L, d]
+    acc = matmul(g, a, b)  # [G, d(i), d(j)]
+    acc = reshape(g, transpose(g, reshape(g, acc, [c, d]), [1, 0]), [1, 1, d, c])
+    return [build_rq(g, acc, node, cx, c)]
+
+
+def build_apply(g, node, ins, cx, dims):
+    # out[g·d + i][y][x] = R(Σ_j A[g·d + i][0][j]·V[g·d + j][y][x], s): per group, A_g·V_g.
+    c, h, w = dims[1]
+    groups = node.p["groups"]
+    d, n = c // groups, h * w
+    a = reshape(g, transpose(g, reshape(g, cast(g, ins[0], D.INT8), [d, c]), [1, 0]), [groups, d, d])
+    v = reshape(g, transpose(g, reshape(g, cast(g, ins[1], D.INT8), [n, c]), [1, 0]), [groups, d, n])
+    acc = matmul(g, a, v)  # [G, d(i), L]
+    acc = reshape(g, transpose(g, reshape(g, acc, [c, n]), [1, 0]), [1, h, w, c])
+    return [build_rq(g, acc, node, cx, c)]
+
+
 def no_check(node, cx):
     pass
 
@@ -396,7 +438,8 @@ SUPPORT = {
     "abs": no_check, "leaky": support_leaky, "lut16": no_check, "concat": no_check,
     "split": no_check, "crop_to": no_check, "crop": support_crop, "pixel_shuffle": no_check,
     "pixel_unshuffle": no_check, "pad_rep": no_check, "subpos_split": no_check,
-    "subpos_merge": no_check, "fill": no_check,
+    "subpos_merge": no_check, "fill": no_check, "gram": support_contraction,
+    "apply": support_contraction,
 }
 
 BUILD = {
@@ -406,7 +449,7 @@ BUILD = {
     "concat": build_concat, "split": build_split, "crop_to": build_crop_to, "crop": build_crop,
     "pixel_shuffle": build_pixel_shuffle, "pixel_unshuffle": build_pixel_unshuffle,
     "pad_rep": build_pad_rep, "subpos_split": build_subpos_split,
-    "subpos_merge": build_subpos_merge,
+    "subpos_merge": build_subpos_merge, "gram": build_gram, "apply": build_apply,
 }
 
 WHY_NOT = {
@@ -417,8 +460,6 @@ WHY_NOT = {
     "softmax": "softmax: exp_neg_q16 and integer division have no exact TOSA mapping",
     "sigmoid": "sigmoid: exp_neg_q16 and integer division have no exact TOSA mapping",
     "elu": "elu: exp_neg_q16 has no exact TOSA mapping",
-    "gram": "gram: not mapped (MATMUL takes int8/int16 operands only)",
-    "apply": "apply: not mapped (MATMUL takes int8/int16 operands only)",
 }
 
 

@@ -41,9 +41,10 @@ class Refused(Exception):
 
 
 def checker():
-    """`wai-checker`: $WAI_CHECKER, or target/release/wai-checker of the repository this adapter
-    lives in (build it with `cargo build --release -p wai-checker`)."""
-    path = os.environ.get("WAI_CHECKER") or str(Path(__file__).resolve().parents[2] / "target/release/wai-checker")
+    """`wai-checker`: $WAI_CHECKER, or release/wai-checker under $CARGO_TARGET_DIR or else the
+    `target/` of the repository this adapter lives in (adapters/tosa/setup builds it)."""
+    target = os.environ.get("CARGO_TARGET_DIR") or Path(__file__).resolve().parents[2] / "target"
+    path = os.environ.get("WAI_CHECKER") or str(Path(target) / "release/wai-checker")
     if not os.access(path, os.X_OK):
         sys.exit(f"tosa fill: {path} is not an executable; build it with "
                  "`cargo build --release -p wai-checker --bin wai-checker` or set WAI_CHECKER")
@@ -212,6 +213,15 @@ def plan(node, dims, scalars, cx):
         return [[c, 2 * h, 2 * w]]
     if op == "fill":
         return [[cx.graph.tensors[node.outs[0]].channels, h, w]]
+    if op == "gram":
+        if dims[1] != dims[0]:
+            raise Refused("geometry_mismatch")
+        return [[c, 1, c // p["groups"]]]
+    if op == "apply":
+        v = dims[1]
+        if [h, w] != [1, v[0] // p["groups"]]:
+            raise Refused("geometry_mismatch")
+        return [list(v)]
     raise Unsupported(f"{op}: no shape rule here")
 
 

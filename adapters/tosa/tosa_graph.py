@@ -89,8 +89,13 @@ def attr(kind, *args):
 
 
 def cast(g, x, dtype, output=False):
+    """CAST, exact for values that fit `dtype`; the reference model casts INT64 only to and from
+    INT32, so INT64 <-> INT8/INT16 passes through INT32."""
     if x.dtype == dtype and not output:
         return x
+    narrow = (D.INT8, D.INT16)
+    if (x.dtype == D.INT64 and dtype in narrow) or (x.dtype in narrow and dtype == D.INT64):
+        x = g.op(ts.Op.CAST, [x], x.shape, D.INT32, attr("Cast"))
     return g.op(ts.Op.CAST, [x], x.shape, dtype, attr("Cast"), output)
 
 
