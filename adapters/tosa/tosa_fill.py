@@ -339,7 +339,8 @@ def answer(line, req):
             try:
                 lower.support(node, cx)
             except Unsupported as e:
-                raise Unsupported(f"node {node.index}: {e}" if len(graph.nodes) > 1 else str(e)) from None
+                why = str(e) if str(e).startswith(node.op + ":") else f"{node.op}: {e}"
+                raise Unsupported(f"node {node.index}: {why}" if len(graph.nodes) > 1 else why) from None
         state, expects, ran = {}, [], False
         for ins, scalars in decodes:
             try:
@@ -367,6 +368,13 @@ def answer(line, req):
     return filled
 
 
+def _id_of(line):
+    try:
+        return str(json.loads(line)["id"])
+    except (ValueError, KeyError, TypeError):
+        return "?"
+
+
 def main():
     status = 0
     for n, line in enumerate(sys.stdin, 1):
@@ -377,6 +385,10 @@ def main():
             print(f"line {n}: {e}", file=sys.stderr)
             status = 1
             continue
+        except Exception as e:  # noqa: BLE001 - any other failure is the adapter's, said as such
+            rid = _id_of(line)
+            print(f"line {n}: adapter bug: {type(e).__name__}: {e}", file=sys.stderr)
+            out = not_supported(rid, f"adapter bug: {type(e).__name__}: {e}")
         sys.stdout.write(canonical(out) + "\n")
         sys.stdout.flush()
     return status

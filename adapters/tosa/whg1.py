@@ -147,7 +147,9 @@ def read_params(op, r, cin, cout_tensor):
         mb = r.u8()
         p["shift"] = r.u8()
         r.u8()
-        p["round"] = ROUND.get(rnd)
+        if rnd not in ROUND:
+            raise Whg1Error(f"chscale: round {rnd}")
+        p["round"] = ROUND[rnd]
         p["m"] = [r.ints(mb, cin) for _ in range(p["n_rows"])]
     elif op == "lut16":
         p["e_in"] = r.i8()
@@ -172,6 +174,8 @@ def read_params(op, r, cin, cout_tensor):
         for _ in range(4):
             kind = r.u8()
             r.take(3)
+            if kind not in (0, 1):
+                raise Whg1Error(f"crop: operand kind {kind}")
             ops.append(("const" if kind == 0 else "scalar", r.u32()))
         p["y0"], p["x0"], p["h"], p["w"] = ops
     elif op in ("subpos_split", "subpos_merge"):
@@ -179,6 +183,8 @@ def read_params(op, r, cin, cout_tensor):
     elif op == "fill":
         kind = r.u8()
         r.take(7)
+        if kind not in (0, 1):
+            raise Whg1Error(f"fill: value kind {kind}")
         p["kind"] = "const" if kind == 0 else "scalar"
         p["value"] = r.i64()
     elif op == "igdn":
@@ -231,6 +237,8 @@ def read(data):
         src = r.u32()
         r.u32()
         init = r.i64()
+        if kind not in (0, 1):
+            raise Whg1Error(f"input {len(g.inputs)}: kind {kind}")
         g.inputs.append(Input(tensor, max_h, max_w, "data" if kind == 0 else "state", src, init))
     g.outputs = [r.u32() for _ in range(n_outputs)]
     g.tensors = []

@@ -756,11 +756,14 @@ pub fn markdown(grades: &[FileGrade], o: &Options) -> String {
             100.0 * (all.passed + all.failed) as f64 / all.total() as f64
         ));
     }
-    s.push_str("\nOther suites:\n\n| file | passed | graded | total |\n|---|---|---|---|\n");
-    for g in grades
+    let others: Vec<&FileGrade> = grades
         .iter()
         .filter(|g| !matches!(g.file.suite.as_str(), "vectors" | "graphs"))
-    {
+        .collect();
+    if !others.is_empty() {
+        s.push_str("\nOther suites:\n\n| file | passed | graded | total |\n|---|---|---|---|\n");
+    }
+    for g in others {
         s.push_str(&format!(
             "| {} | {} | {} | {} |\n",
             g.file.path,
