@@ -61,6 +61,8 @@ def rescale_params(m, s):
         if m % (1 << k):
             return None
         m, s = m >> k, 62
+    while m >= 1 << 31 and m % 2 == 0 and s > 2:  # the same identity read backwards
+        m, s = m >> 1, s - 1
     if m >= 1 << 31:
         return None
     if m == 0:
