@@ -140,7 +140,7 @@ def chw(arr):
     return {"data": [str(int(v)) for v in a.reshape(-1)], "shape": [str(d) for d in a.shape]}
 
 
-def plan(node, dims, scalars, cx):
+def plan(node, dims, cx):
     """§5's shape rule of one node (run step 3): the output shapes, or Refused."""
     op, p = node.op, node.p
     c, h, w = dims[0]
@@ -280,7 +280,7 @@ def run_decode(graph, cx, inputs, scalars, state):
     # Step 3: the run-time plan.
     dims = dict(shapes)
     for node in graph.nodes:
-        outs = plan(node, [dims[t] for t in node.ins], scalars, cx)
+        outs = plan(node, [dims[t] for t in node.ins], cx)
         for t, s in zip(node.outs, outs):
             if s[0] * s[1] * s[2] > graph.max_elems:
                 raise Refused("too_large")
