@@ -318,7 +318,7 @@ def build_crop_to(g, node, ins, cx, dims):
 
 def support_crop(node, cx):
     need(all(kind == "const" for kind, _ in (node.p[k] for k in ("y0", "x0", "h", "w"))),
-         "crop with a scalar operand: TOSA's SLICE takes its start and size as graph constants")
+         "a scalar operand: TOSA's SLICE takes its start and size as graph constants")
 
 
 def build_crop(g, node, ins, cx, dims):
