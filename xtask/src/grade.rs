@@ -5,6 +5,11 @@
 //! its lines are compared with the committed records field by field. A crash, a hang past the
 //! timeout, a missing line or garbage marks the records it touches failed, with the reason; the
 //! grader itself never crashes and never waits past the timeout.
+//!
+//! An implementation may decline a record it cannot compute: the line `{"id":…,"not_supported":
+//! "reason"}` makes the record **not gradable**, a fourth outcome beside passed, failed and
+//! unanswered (docs/protocol.md). A verdict over records some of which are not gradable is at
+//! best "conforms on the gradable subset", never "conforms".
 
 use crate::check::strip;
 use serde_json::{Map, Value, json};
@@ -30,6 +35,8 @@ pub struct Options {
     pub timeout: Duration,
     pub json: Option<PathBuf>,
     pub markdown: Option<PathBuf>,
+    /// `--strict`: a not-gradable record fails the run's exit status like a failed one.
+    pub strict: bool,
 }
 
 impl Options {
@@ -43,6 +50,7 @@ impl Options {
             timeout: Duration::from_secs(60),
             json: None,
             markdown: None,
+            strict: false,
         };
         let mut it = args.iter();
         while let Some(a) = it.next() {
@@ -53,6 +61,7 @@ impl Options {
                 "--only" => o.only.extend(value("--only")?.split(',').map(String::from)),
                 "--profile" => o.profile = Some(value("--profile")?),
                 "--include-provisional" => o.include_provisional = true,
+                "--strict" => o.strict = true,
                 "--timeout" => {
                     let s = value("--timeout")?;
                     let secs: f64 = s
@@ -242,6 +251,24 @@ pub enum Outcome {
     Passed,
     Failed(Vec<Diff>),
     Unanswered(String),
+    /// The implementation answered `{"id":…,"not_supported":"reason"}`: it declines the record.
+    NotGradable(String),
+}
+
+impl Outcome {
+    /// Failed or unanswered: the outcomes that make a verdict "does not conform".
+    pub fn is_bad(&self) -> bool {
+        matches!(self, Outcome::Failed(_) | Outcome::Unanswered(_))
+    }
+}
+
+/// The reason of a `{"id":…,"not_supported":"reason"}` answer for the record `id`: exactly those
+/// two members, the id the request's, the reason a non-empty string. Anything else is graded as an
+/// ordinary answer (and fails).
+pub fn not_supported(answer: &Value, id: &str) -> Option<String> {
+    let o = answer.as_object()?;
+    let reason = o.get("not_supported")?.as_str()?;
+    (o.len() == 2 && o.get("id")?.as_str()? == id && !reason.trim().is_empty()).then(|| reason.to_string())
 }
 
 fn short(v: &Value) -> String {
@@ -371,6 +398,9 @@ pub fn grade_lines(committed: &[Value], response: &[u8], ending: &Ending) -> Vec
                         }]),
                         c.get("load").map(|_| false),
                     ),
+                    Ok(r) if not_supported(&r, &id).is_some() => {
+                        (Outcome::NotGradable(not_supported(&r, &id).unwrap_or_default()), None)
+                    }
                     Ok(r) => {
                         let mut d = Vec::new();
                         diff(c, &r, "", 8, &mut d);
@@ -445,40 +475,108 @@ pub fn grade(tree: &Path, o: &Options) -> Result<Vec<FileGrade>, String> {
     Ok(out)
 }
 
+/// One verdict's counts. `failed` counts failed and unanswered records alike.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Verdict {
+    pub passed: usize,
+    pub failed: usize,
+    pub not_gradable: usize,
+}
+
+impl Verdict {
+    pub fn total(&self) -> usize {
+        self.passed + self.failed + self.not_gradable
+    }
+
+    /// Full conformance: every record passed, none declined.
+    pub fn conforms(&self) -> bool {
+        self.failed == 0 && self.not_gradable == 0
+    }
+
+    /// No record failed or went unanswered (some may be not gradable).
+    pub fn no_failure(&self) -> bool {
+        self.failed == 0
+    }
+
+    /// `conforms`, `conforms on the gradable subset` (every graded record passed, some declined),
+    /// `not graded` (every record declined) or `does not conform`.
+    pub fn status(&self) -> &'static str {
+        if self.failed > 0 {
+            "does not conform"
+        } else if self.not_gradable == 0 {
+            "conforms"
+        } else if self.passed > 0 {
+            "conforms on the gradable subset"
+        } else {
+            "not graded"
+        }
+    }
+
+    /// `passed/graded`, and the not-gradable count when there is one.
+    pub fn counts(&self) -> String {
+        let graded = self.passed + self.failed;
+        if self.not_gradable == 0 {
+            format!("{}/{graded}", self.passed)
+        } else {
+            format!("{}/{graded} graded, {} not gradable", self.passed, self.not_gradable)
+        }
+    }
+
+    fn note(&mut self, outcome: &Outcome) {
+        match outcome {
+            Outcome::Passed => self.passed += 1,
+            Outcome::NotGradable(_) => self.not_gradable += 1,
+            Outcome::Failed(_) | Outcome::Unanswered(_) => self.failed += 1,
+        }
+    }
+}
+
 /// The verdicts: an operator implementation per profile (integer-operators §1: every per-operator
 /// and graph vector tagged with the profile, refusals included), a certifier (every lowering
-/// record and every graph vector's `load`), and each other suite.
-pub fn verdicts(grades: &[FileGrade], o: &Options) -> BTreeMap<String, (bool, usize, usize)> {
-    let mut v: BTreeMap<String, (bool, usize, usize)> = BTreeMap::new();
-    let mut note = |name: String, ok: bool| {
-        let e = v.entry(name).or_insert((true, 0, 0));
-        e.0 &= ok;
-        e.1 += usize::from(ok);
-        e.2 += 1;
-    };
+/// record and every graph vector's `load`), and each other suite. A not-gradable record keeps a
+/// verdict from "conforms" (it is at best "conforms on the gradable subset", [`Verdict::status`]).
+pub fn verdicts(grades: &[FileGrade], o: &Options) -> BTreeMap<String, Verdict> {
+    let mut v: BTreeMap<String, Verdict> = BTreeMap::new();
+    let mut note = |name: String, outcome: &Outcome| v.entry(name).or_default().note(outcome);
+    let certifier = "certifier (load verdicts, lowering records)";
     for g in grades.iter().filter(|g| !g.file.provisional) {
         let graph_suite = matches!(g.file.suite.as_str(), "vectors" | "graphs");
         for r in &g.records {
-            let ok = r.outcome == Outcome::Passed;
             if graph_suite {
                 for p in PROFILES
                     .iter()
                     .filter(|p| o.profile.as_deref().is_none_or(|q| q == **p))
                 {
                     if r.profiles.iter().any(|x| x == p) {
-                        note(format!("operator implementation, {p}"), ok);
+                        note(format!("operator implementation, {p}"), &r.outcome);
                     }
                 }
-                if let Some(load) = r.load_matches {
-                    note("certifier (load verdicts, lowering records)".into(), load);
+                match (&r.outcome, r.load_matches) {
+                    (Outcome::NotGradable(why), _) => note(certifier.into(), &Outcome::NotGradable(why.clone())),
+                    (_, Some(true)) => note(certifier.into(), &Outcome::Passed),
+                    (_, Some(false)) => note(certifier.into(), &Outcome::Failed(vec![])),
+                    (_, None) => {}
                 }
             } else if g.file.suite == "lowerings" {
-                note("certifier (load verdicts, lowering records)".into(), ok);
+                note(certifier.into(), &r.outcome);
             } else {
-                note(format!("{} suite", g.file.suite), ok);
+                note(format!("{} suite", g.file.suite), &r.outcome);
             }
         }
     }
+    v
+}
+
+/// Each distinct not-gradable reason with the number of records that gave it, most frequent first.
+pub fn not_gradable_reasons(grades: &[FileGrade]) -> Vec<(String, usize)> {
+    let mut n: BTreeMap<String, usize> = BTreeMap::new();
+    for r in grades.iter().flat_map(|g| &g.records) {
+        if let Outcome::NotGradable(why) = &r.outcome {
+            *n.entry(why.clone()).or_default() += 1;
+        }
+    }
+    let mut v: Vec<(String, usize)> = n.into_iter().collect();
+    v.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     v
 }
 
@@ -486,27 +584,37 @@ pub fn verdicts(grades: &[FileGrade], o: &Options) -> BTreeMap<String, (bool, us
 pub fn summary(grades: &[FileGrade], o: &Options) -> String {
     let mut s = String::new();
     s.push_str(&format!(
-        "{:<52} {:>7} {:>7} {:>11}\n",
-        "file", "passed", "failed", "unanswered"
+        "{:<52} {:>7} {:>7} {:>11} {:>13}\n",
+        "file", "passed", "failed", "unanswered", "not gradable"
     ));
     for g in grades {
         let unanswered = g.count(|x| matches!(x, Outcome::Unanswered(_)));
         let failed = g.count(|x| matches!(x, Outcome::Failed(_)));
         s.push_str(&format!(
-            "{:<52} {:>7} {:>7} {:>11}{}\n",
+            "{:<52} {:>7} {:>7} {:>11} {:>13}{}\n",
             g.file.path,
             g.count(|x| *x == Outcome::Passed),
             failed,
             unanswered,
+            g.count(|x| matches!(x, Outcome::NotGradable(_))),
             if failed + unanswered > 0 { "  ✗" } else { "" }
         ));
     }
     s.push_str("\nverdicts (normative files):\n");
-    for (name, (ok, passed, total)) in verdicts(grades, o) {
-        s.push_str(&format!(
-            "  {name}: {} ({passed}/{total})\n",
-            if ok { "CONFORMS" } else { "does not conform" }
-        ));
+    for (name, v) in verdicts(grades, o) {
+        let status = if v.conforms() {
+            "CONFORMS".to_string()
+        } else {
+            v.status().to_string()
+        };
+        s.push_str(&format!("  {name}: {status} ({})\n", v.counts()));
+    }
+    let reasons = not_gradable_reasons(grades);
+    if !reasons.is_empty() {
+        s.push_str("\nnot gradable (the implementation's reasons):\n");
+        for (why, n) in reasons.iter().take(20) {
+            s.push_str(&format!("  {n:>5}  {why}\n"));
+        }
     }
     let failures: Vec<String> = failures(grades).into_iter().take(50).collect();
     if !failures.is_empty() {
@@ -524,7 +632,7 @@ pub fn failures(grades: &[FileGrade]) -> Vec<String> {
     for g in grades {
         for r in &g.records {
             match &r.outcome {
-                Outcome::Passed => {}
+                Outcome::Passed | Outcome::NotGradable(_) => {}
                 Outcome::Unanswered(why) => out.push(format!("{}#{}: unanswered: {why}", g.file.path, r.id)),
                 Outcome::Failed(diffs) => {
                     for d in diffs {
@@ -551,6 +659,7 @@ pub fn json_report(grades: &[FileGrade], o: &Options) -> Value {
                 .map(|r| match &r.outcome {
                     Outcome::Passed => json!({ "id": r.id, "outcome": "passed" }),
                     Outcome::Unanswered(why) => json!({ "id": r.id, "outcome": "unanswered", "why": why }),
+                    Outcome::NotGradable(why) => json!({ "id": r.id, "outcome": "not_gradable", "why": why }),
                     Outcome::Failed(d) => json!({ "id": r.id, "outcome": "failed", "fields": d.iter().map(|d| json!({
                         "path": d.path, "committed": d.committed, "received": d.received })).collect::<Vec<_>>() }),
                 })
@@ -561,14 +670,22 @@ pub fn json_report(grades: &[FileGrade], o: &Options) -> Value {
         .collect();
     let verdicts: Map<String, Value> = verdicts(grades, o)
         .into_iter()
-        .map(|(k, (ok, passed, total))| (k, json!({ "conforms": ok, "passed": passed, "total": total })))
+        .map(|(k, v)| {
+            (
+                k,
+                json!({ "conforms": v.conforms(), "status": v.status(), "passed": v.passed, "failed": v.failed,
+                        "not_gradable": v.not_gradable, "total": v.total() }),
+            )
+        })
         .collect();
     json!({ "implementation": o.implementation, "files": files, "verdicts": verdicts })
 }
 
-/// The per-operator × profile matrix, for a README.
+/// The per-operator × profile matrix, for a README: per row and profile the vectors tagged with the
+/// profile that pass out of those graded, and those not gradable; then every file's counts, the
+/// verdicts and the not-gradable reasons.
 pub fn markdown(grades: &[FileGrade], o: &Options) -> String {
-    let mut rows: BTreeMap<String, BTreeMap<String, (usize, usize)>> = BTreeMap::new();
+    let mut rows: BTreeMap<String, BTreeMap<String, Verdict>> = BTreeMap::new();
     for g in grades
         .iter()
         .filter(|g| matches!(g.file.suite.as_str(), "vectors" | "graphs"))
@@ -586,44 +703,92 @@ pub fn markdown(grades: &[FileGrade], o: &Options) -> String {
             )
         };
         for r in &g.records {
+            let cells = rows.entry(row.clone()).or_default();
+            cells.entry("all".into()).or_default().note(&r.outcome);
             for p in &r.profiles {
-                let e = rows.entry(row.clone()).or_default().entry(p.clone()).or_insert((0, 0));
-                e.0 += usize::from(r.outcome == Outcome::Passed);
-                e.1 += 1;
+                cells.entry(p.clone()).or_default().note(&r.outcome);
             }
         }
     }
     let mut s = format!(
-        "# Grade of `{}`\n\nOperator × profile (vectors tagged with the profile that pass):\n\n",
+        "# Grade of `{}`\n\nOperator × profile: the vectors tagged with the profile that pass, out of those graded \
+         (`n/g`: not gradable, the implementation declined them; `—`: no vector):\n\n",
         o.implementation
     );
-    s.push_str("| operator | acc32 | acc64 |\n|---|---|---|\n");
+    s.push_str("| operator | vectors | graded | acc32 | acc64 |\n|---|---|---|---|---|\n");
+    let mut all = Verdict::default();
     for (row, cells) in &rows {
         let cell = |p: &str| match cells.get(p) {
             None => "—".to_string(),
-            Some((ok, n)) if ok == n => format!("✓ {ok}/{n}"),
-            Some((ok, n)) => format!("✗ {ok}/{n}"),
+            Some(v) => {
+                let mark = if v.failed > 0 {
+                    "✗ "
+                } else if v.passed > 0 {
+                    "✓ "
+                } else {
+                    ""
+                };
+                let ng = if v.not_gradable > 0 {
+                    format!(" (+{} n/g)", v.not_gradable)
+                } else {
+                    String::new()
+                };
+                format!("{mark}{}/{}{ng}", v.passed, v.passed + v.failed)
+            }
         };
-        s.push_str(&format!("| {row} | {} | {} |\n", cell("acc32"), cell("acc64")));
+        let v = cells.get("all").copied().unwrap_or_default();
+        all.passed += v.passed;
+        all.failed += v.failed;
+        all.not_gradable += v.not_gradable;
+        s.push_str(&format!(
+            "| {row} | {} | {} | {} | {} |\n",
+            v.total(),
+            v.passed + v.failed,
+            cell("acc32"),
+            cell("acc64")
+        ));
     }
-    s.push_str("\nOther suites:\n\n| file | passed | total |\n|---|---|---|\n");
-    for g in grades
+    if all.total() > 0 {
+        s.push_str(&format!(
+            "| **all** | {} | {} ({:.1}%) | | |\n",
+            all.total(),
+            all.passed + all.failed,
+            100.0 * (all.passed + all.failed) as f64 / all.total() as f64
+        ));
+    }
+    let others: Vec<&FileGrade> = grades
         .iter()
         .filter(|g| !matches!(g.file.suite.as_str(), "vectors" | "graphs"))
-    {
+        .collect();
+    if !others.is_empty() {
+        s.push_str("\nOther suites:\n\n| file | passed | graded | total |\n|---|---|---|---|\n");
+    }
+    for g in others {
         s.push_str(&format!(
-            "| {} | {} | {} |\n",
+            "| {} | {} | {} | {} |\n",
             g.file.path,
             g.count(|x| *x == Outcome::Passed),
+            g.count(|x| !matches!(x, Outcome::NotGradable(_))),
             g.records.len()
         ));
     }
     s.push_str("\nVerdicts (normative files):\n\n");
-    for (name, (ok, passed, total)) in verdicts(grades, o) {
-        s.push_str(&format!(
-            "- {name}: {} ({passed}/{total})\n",
-            if ok { "conforms" } else { "does not conform" }
-        ));
+    for (name, v) in verdicts(grades, o) {
+        s.push_str(&format!("- {name}: {} ({})\n", v.status(), v.counts()));
+    }
+    let failures = failures(grades);
+    if !failures.is_empty() {
+        s.push_str("\nFailures:\n\n");
+        for f in failures.iter().take(100) {
+            s.push_str(&format!("- `{f}`\n"));
+        }
+    }
+    let reasons = not_gradable_reasons(grades);
+    if !reasons.is_empty() {
+        s.push_str("\nNot gradable, by the implementation's reason:\n\n| records | reason |\n|---|---|\n");
+        for (why, n) in reasons {
+            s.push_str(&format!("| {n} | {} |\n", why.replace('|', "\\|")));
+        }
     }
     s
 }
@@ -647,11 +812,12 @@ pub fn main(root: &Path, args: &[String]) -> Result<(), String> {
     if let Some(p) = &o.markdown {
         std::fs::write(p, markdown(&grades, &o)).map_err(|e| format!("{}: {e}", p.display()))?;
     }
-    let all_pass = grades
-        .iter()
-        .all(|g| g.records.iter().all(|r| r.outcome == Outcome::Passed));
-    if all_pass {
+    // Not-gradable records are reported, not failures, unless `--strict`.
+    let bad = |r: &Graded| r.outcome.is_bad() || (o.strict && matches!(r.outcome, Outcome::NotGradable(_)));
+    if grades.iter().all(|g| !g.records.iter().any(bad)) {
         Ok(())
+    } else if o.strict && grades.iter().all(|g| !g.records.iter().any(|r| r.outcome.is_bad())) {
+        Err("some records were not gradable (--strict)".into())
     } else {
         Err("some records failed".into())
     }
