@@ -274,7 +274,9 @@ pub fn not_supported(answer: &Value, id: &str) -> Option<String> {
 fn short(v: &Value) -> String {
     let s = v.to_string();
     if s.len() > 120 {
-        format!("{}…", &s[..s.char_indices().take_while(|(i, _)| *i < 117).count()])
+        // Cut at a character boundary: a received value may hold any UTF-8.
+        let cut = (0..=117).rev().find(|&i| s.is_char_boundary(i)).unwrap_or(0);
+        format!("{}…", &s[..cut])
     } else {
         s
     }
