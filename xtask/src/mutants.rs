@@ -6,8 +6,10 @@
 //! provisional files included, refilled from its stripped requests as the grader sends them
 //! (`xtask::grade`), and every certificate set lowered as `cargo xtask check` lowers it. A fault is
 //! **killed** by the vectors it fails (a crash, a hang past the timeout and garbage count, and are
-//! named); one that fails none **survived**, unless the catalogue shows it **equivalent**. The audit
-//! fails on a survivor, and on a fault marked equivalent that some vector kills.
+//! named); one that fails none **survived**, unless the catalogue shows it **equivalent** (the same
+//! integers on every input the spec allows) or **unobservable** (it changes only a certificate that
+//! no vector kind of §14 can hold), with the argument. The audit fails on a survivor, and on a fault
+//! so marked that some vector kills.
 //!
 //! Options: `--only a,b` runs the named faults only (and writes no report); `--jobs N` runs N
 //! faults at a time (default 2).
@@ -18,7 +20,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
-use wai_checker::mutants::{CATALOGUE, Mutant};
+use wai_checker::mutants::{CATALOGUE, Expect, Mutant};
 use xtask::check::certificate_sets;
 use xtask::grade::{self, Ending, FileGrade, Options, Outcome, SUITES};
 
@@ -31,30 +33,33 @@ struct Run {
     seconds: f64,
 }
 
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 enum Verdict {
     Killed,
     Equivalent,
+    Unobservable,
     Survived,
-    /// Marked equivalent, yet a vector kills it: the argument is wrong.
-    EquivalentKilled,
+    /// Marked equivalent or unobservable, yet a vector kills it: the argument is wrong.
+    MarkedButKilled,
 }
 
 impl Verdict {
     fn of(m: &Mutant, r: &Run) -> Verdict {
-        match (m.equivalent.is_some(), r.killed_by.is_empty()) {
-            (false, false) => Verdict::Killed,
-            (false, true) => Verdict::Survived,
-            (true, true) => Verdict::Equivalent,
-            (true, false) => Verdict::EquivalentKilled,
+        match (m.expect, r.killed_by.is_empty()) {
+            (Expect::Killed, false) => Verdict::Killed,
+            (Expect::Killed, true) => Verdict::Survived,
+            (Expect::Equivalent(_), true) => Verdict::Equivalent,
+            (Expect::Unobservable(_), true) => Verdict::Unobservable,
+            (_, false) => Verdict::MarkedButKilled,
         }
     }
     fn name(self) -> &'static str {
         match self {
             Verdict::Killed => "killed",
             Verdict::Equivalent => "equivalent",
+            Verdict::Unobservable => "unobservable",
             Verdict::Survived => "**survived**",
-            Verdict::EquivalentKilled => "**equivalent, but killed**",
+            Verdict::MarkedButKilled => "**marked, but killed**",
         }
     }
 }
@@ -122,7 +127,7 @@ pub fn main(root: &Path, args: &[String]) -> Result<(), String> {
     let results: Vec<(&Mutant, Run)> = chosen.into_iter().zip(runs).collect();
     let bad: Vec<&str> = results
         .iter()
-        .filter(|(m, r)| matches!(Verdict::of(m, r), Verdict::Survived | Verdict::EquivalentKilled))
+        .filter(|(m, r)| matches!(Verdict::of(m, r), Verdict::Survived | Verdict::MarkedButKilled))
         .map(|(m, _)| m.name)
         .collect();
     if only.is_empty() {
@@ -134,7 +139,7 @@ pub fn main(root: &Path, args: &[String]) -> Result<(), String> {
     if bad.is_empty() {
         Ok(())
     } else {
-        Err(format!("not killed and not equivalent: {}", bad.join(", ")))
+        Err(format!("survived, or marked and killed: {}", bad.join(", ")))
     }
 }
 
@@ -224,44 +229,53 @@ fn record(g: &FileGrade, out: &mut Run) {
 fn report(results: &[(&Mutant, Run)], seconds: f64, jobs: usize) -> String {
     let mut s = String::new();
     let count = |v: Verdict| results.iter().filter(|(m, r)| Verdict::of(m, r) == v).count();
-    let (killed, equivalent) = (count(Verdict::Killed), count(Verdict::Equivalent));
+    let (killed, equivalent, unobservable) = (
+        count(Verdict::Killed),
+        count(Verdict::Equivalent),
+        count(Verdict::Unobservable),
+    );
     let _ = writeln!(
         s,
         "# Mutation audit\n\n\
          Written by `cargo xtask mutants` (`xtask/src/mutants.rs`); do not edit by hand.\n\n\
-         Each fault of the checker's catalogue (`checker/src/mutants.rs`) is a realistic wrong reading of \
-         one clause of integer-operators, built in only under the checker's `mutants` feature and switched \
-         on with `WAI_MUTANT=name`. The audit runs each over the whole committed tree (every suite, \
-         provisional files included, refilled from its stripped requests, and every certificate set \
-         lowered) and records the vectors it fails. A fault that fails none would be a clause the vectors \
-         do not pin down: each is killed, or shown **equivalent** (the same integers on every input the \
-         spec allows), with the argument.\n\n\
-         **{} faults: {killed} killed, {equivalent} equivalent, {} survived.** The last run took {:.1} \
-         minutes, {jobs} faults at a time.\n",
+         Each fault of the checker's catalogue (`checker/src/mutants.rs`) is a realistic wrong reading of one \
+         clause of integer-operators, built in only under the checker's `mutants` feature and switched on with \
+         `WAI_MUTANT=name`. The audit runs each over the whole committed tree (every suite, provisional files \
+         included, refilled from its stripped requests as `cargo xtask grade` sends them, and every certificate \
+         set lowered as `cargo xtask check` lowers it) and records the vectors it fails. A fault that fails none \
+         would be a clause the vectors do not pin down. Each is killed, or shown **equivalent** (the same integers \
+         on every input the spec allows), or shown **unobservable**: it changes only a certificate of a graph that \
+         no lowering of §13 emits, and since §14.3's certificates are the lowerings' alone, no vector kind of §14 \
+         can hold the difference. Both carry their argument below, and the audit fails if a vector kills a fault \
+         so marked.\n\n\
+         **{} faults: {killed} killed, {equivalent} equivalent, {unobservable} unobservable, {} survived.** The \
+         last run took {:.1} minutes, {jobs} faults at a time.\n",
         results.len(),
-        results.len() - killed - equivalent,
+        results.len() - killed - equivalent - unobservable,
         seconds / 60.0
     );
     let _ = writeln!(
         s,
-        "## By section\n\n| section | faults | killed | equivalent | survived |\n|---|---|---|---|---|"
+        "## By section\n\n\
+         | section | faults | killed | equivalent | unobservable | survived |\n|---|---|---|---|---|---|"
     );
-    let mut sections: BTreeMap<(u32, &str), [usize; 3]> = BTreeMap::new();
+    let mut sections: BTreeMap<(u32, &str), [usize; 4]> = BTreeMap::new();
     for (m, r) in results {
         let e = sections.entry((section_order(m.section), m.section)).or_default();
         match Verdict::of(m, r) {
             Verdict::Killed => e[0] += 1,
             Verdict::Equivalent => e[1] += 1,
-            _ => e[2] += 1,
+            Verdict::Unobservable => e[2] += 1,
+            _ => e[3] += 1,
         }
     }
-    for ((_, sec), [k, e, v]) in &sections {
-        let _ = writeln!(s, "| {sec} | {} | {k} | {e} | {v} |", k + e + v);
+    for ((_, sec), [k, e, u, v]) in &sections {
+        let _ = writeln!(s, "| {sec} | {} | {k} | {e} | {u} | {v} |", k + e + u + v);
     }
     let _ = writeln!(
         s,
         "\n## Every fault\n\n\"First killing vectors\" names up to three of them (`file#id`, or a certificate \
-         set's file), and the count of all; \"how\" says when the process itself failed.\n\n\
+         set's file) and, past three, the count of all; \"how\" says when the process itself failed.\n\n\
          | fault | section | the wrong rule | verdict | first killing vectors | how |\n|---|---|---|---|---|---|"
     );
     for (m, r) in results {
@@ -283,13 +297,13 @@ fn report(results: &[(&Mutant, Run)], seconds: f64, jobs: usize) -> String {
             how
         );
     }
-    let _ = writeln!(
-        s,
-        "\n## The equivalent faults\n\nEach computes the integers the spec defines on every input it allows, \
-         so no vector can kill it. The audit checks that none does.\n"
-    );
-    for (m, _) in results {
-        if let Some(why) = m.equivalent {
+    for (title, unseen) in [("equivalent", false), ("unobservable", true)] {
+        let _ = writeln!(s, "\n## The {title} faults\n");
+        for (m, _) in results {
+            let why = match (m.expect, unseen) {
+                (Expect::Equivalent(why), false) | (Expect::Unobservable(why), true) => why,
+                _ => continue,
+            };
             let _ = writeln!(s, "- `{}` ({}: {}): {why}.", m.name, m.section, m.about);
         }
     }
