@@ -678,10 +678,11 @@ pub const CATALOGUE: &[Mutant] = &[
         "§8.5",
         "a node's producer results are not compared with its profile",
     ),
-    m(
+    eq(
         "profile-saturated-fits",
         "§8.5",
         "a saturated node fits whatever its intervals",
+        "on inputs that fit i64 no rule of §8.3 forms a value past 2^216, so a node saturates only on an input interval past i64, from an earlier node that fails both profiles and is the first failure; and the saturated result is recorded at ±2^255, so the node fits neither profile either way",
     ),
     m(
         "mac-a-bits-of-outputs",

@@ -11,7 +11,9 @@
 //! no vector kind of §14 can hold), with the argument. The audit fails on a survivor, and on a fault
 //! so marked that some vector kills.
 //!
-//! Options: `--only a,b` runs the named faults only (and writes no report); `--jobs N` runs N
+//! A fault's run stops at the first file or set that kills it (files in ascending size, then the
+//! certificate sets), so the report names that file's failing vectors; `--all` runs every fault over
+//! the whole tree. `--only a,b` runs the named faults only (and writes no report); `--jobs N` runs N
 //! faults at a time (default 2).
 
 use rayon::prelude::*;
@@ -67,9 +69,11 @@ impl Verdict {
 pub fn main(root: &Path, args: &[String]) -> Result<(), String> {
     let mut only: Vec<String> = vec![];
     let mut jobs = 2;
+    let mut all = false;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
+            "--all" => all = true,
             "--only" => only.extend(it.next().ok_or("--only needs a value")?.split(',').map(String::from)),
             "--jobs" => {
                 let v = it.next().ok_or("--jobs needs a value")?;
@@ -85,7 +89,7 @@ pub fn main(root: &Path, args: &[String]) -> Result<(), String> {
     let tree = root.join("ops-conformance");
     let start = Instant::now();
     // The build without a fault reproduces the tree, and sets the timeout.
-    let plain = run(&tree, &bin, None, Duration::from_secs(600));
+    let plain = run(&tree, &bin, None, Duration::from_secs(600), true);
     if !plain.killed_by.is_empty() {
         return Err(format!(
             "the mutants build without a fault fails {} vectors, first {}",
@@ -111,7 +115,7 @@ pub fn main(root: &Path, args: &[String]) -> Result<(), String> {
         chosen
             .par_iter()
             .map(|m| {
-                let r = run(&tree, &bin, Some(m.name), timeout);
+                let r = run(&tree, &bin, Some(m.name), timeout, all);
                 eprintln!(
                     "mutants: {:<40} {:<28} {:>5.1} s {}",
                     m.name,
@@ -169,11 +173,12 @@ fn build(root: &Path) -> Result<PathBuf, String> {
     Ok(dir.join("release/wai-checker"))
 }
 
-/// The tree through the checker with `mutant` on: every suite's records, then every certificate set.
-fn run(tree: &Path, bin: &Path, mutant: Option<&str>, timeout: Duration) -> Run {
+/// The tree through the checker with `mutant` on: every suite's files in ascending size, then every
+/// certificate set; unless `all`, it stops after the first file that fails a vector.
+fn run(tree: &Path, bin: &Path, mutant: Option<&str>, timeout: Duration, all: bool) -> Run {
     let start = Instant::now();
     let env = mutant.map_or(String::new(), |m| format!("WAI_MUTANT={m} "));
-    let options = Options {
+    let mut options = Options {
         implementation: format!("{env}{} fill", bin.display()),
         suites: SUITES.iter().map(|s| s.to_string()).collect(),
         only: vec![],
@@ -188,9 +193,21 @@ fn run(tree: &Path, bin: &Path, mutant: Option<&str>, timeout: Duration) -> Run 
         how: vec![],
         seconds: 0.0,
     };
-    match grade::grade(tree, &options) {
-        Ok(grades) => grades.iter().for_each(|g| record(g, &mut out)),
-        Err(e) => out.how.push(format!("the grader failed: {e}")),
+    let mut files: Vec<(u64, String)> = grade::select(tree, &options)
+        .into_iter()
+        .map(|f| (std::fs::metadata(tree.join(&f.path)).map_or(0, |m| m.len()), f.path))
+        .collect();
+    files.sort();
+    for (_, path) in files {
+        options.only = vec![path];
+        match grade::grade(tree, &options) {
+            Ok(grades) => grades.iter().for_each(|g| record(g, &mut out)),
+            Err(e) => out.how.push(format!("the grader failed: {e}")),
+        }
+        if !all && !out.killed_by.is_empty() {
+            out.seconds = start.elapsed().as_secs_f64();
+            return out;
+        }
     }
     for d in certificate_sets(tree, bin, mutant) {
         // `checker <file>: …` or `<set>: wai-checker lower: …`.
@@ -253,6 +270,12 @@ fn report(results: &[(&Mutant, Run)], seconds: f64, jobs: usize) -> String {
         results.len(),
         results.len() - killed - equivalent - unobservable,
         seconds / 60.0
+    );
+    let _ = writeln!(
+        s,
+        "A fault's run stops at the first file or certificate set that kills it (files in ascending size, then \
+         the sets): its killing vectors below are that file's. `cargo xtask mutants --all` runs each over the \
+         whole tree.\n"
     );
     let _ = writeln!(
         s,
