@@ -1,23 +1,859 @@
-//! Deliberate faults, for the grader's own tests (`xtask/tests/grade.rs`): each turns the checker
-//! into a real wrong implementation of one rule. They exist only in a build with the `mutants`
-//! feature, and act only when `WAI_CHECKER_MUTANT` names one of them:
+//! Deliberate faults: the mutation audit's catalogue (`cargo xtask mutants`, docs/mutation-audit.md)
+//! and the grader's own tests (`xtask/tests/grade.rs`). Each turns the checker into a realistic wrong
+//! implementation of one rule of the spec, at the point where the checker applies that rule
+//! (an `if` on [`active`] with the fault's name). They exist only in a build with the `mutants` feature, and
+//! act only when `WAI_MUTANT` names one of them; in every other build [`active`] is the constant
+//! `false` and the compiler removes them.
 //!
-//! - `half-even-up`: `R_half_even` rounds ties up;
-//! - `check-ignored`: a `check` policy is never applied;
-//! - `floor-truncates`: `⌊p / 2^s⌋` truncates toward zero on negative `p`;
-//! - `state-not-carried`: no state input carries its output to the next decode;
-//! - `certificate-key-order`: a certificate writes its last two members in the wrong order;
-//! - `crash-on-stage`, `hang-on-cis2`, `garbage-on-dequant`: the process exits, sleeps forever,
-//!   or prints a line that is not JSON when it meets a stage, CIS-2 ops or DetessDequant request.
+//! [`CATALOGUE`] lists every fault once, with the clause it breaks. A fault the committed vectors
+//! cannot catch because it computes the same integers on every input the spec allows is marked
+//! equivalent, with the argument.
 
 use std::sync::OnceLock;
+
+/// One fault of the catalogue.
+pub struct Mutant {
+    pub name: &'static str,
+    /// The clause it breaks: a section of integer-operators (`§5.2`), or `process` for the
+    /// grader's crash, hang and garbage faults.
+    pub section: &'static str,
+    pub about: &'static str,
+    pub expect: Expect,
+}
+
+/// What the audit expects of a fault.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Expect {
+    /// Some committed vector fails.
+    Killed,
+    /// It computes the same integers on every input the spec allows: why.
+    Equivalent(&'static str),
+    /// It changes only a certificate of a graph that no lowering of §13 emits, and §14.3's
+    /// certificates are the lowerings' alone, so no vector kind of §14 can hold the difference: why.
+    Unobservable(&'static str),
+}
+
+const fn m(name: &'static str, section: &'static str, about: &'static str) -> Mutant {
+    Mutant {
+        name,
+        section,
+        about,
+        expect: Expect::Killed,
+    }
+}
+
+const fn eq(name: &'static str, section: &'static str, about: &'static str, why: &'static str) -> Mutant {
+    Mutant {
+        name,
+        section,
+        about,
+        expect: Expect::Equivalent(why),
+    }
+}
+
+const fn unseen(name: &'static str, section: &'static str, about: &'static str, why: &'static str) -> Mutant {
+    Mutant {
+        name,
+        section,
+        about,
+        expect: Expect::Unobservable(why),
+    }
+}
+
+/// Every fault, by section.
+pub const CATALOGUE: &[Mutant] = &[
+    // §2 Notation and integer functions.
+    m("half-even-up", "§2", "R_half_even rounds every tie up"),
+    m("half-even-ties-down", "§2", "R_half_even rounds every tie down"),
+    m(
+        "half-up-away-from-zero",
+        "§2",
+        "R_half_up rounds a negative tie toward −∞",
+    ),
+    m("floor-truncates", "§2", "⌊p / 2^s⌋ truncates toward zero on negative p"),
+    m(
+        "shift-mod-64",
+        "§2",
+        "R_round takes its shift modulo 64 (§6's fabric shift)",
+    ),
+    eq(
+        "exp-cutoff-64",
+        "§2",
+        "exp_neg_q16 returns 0 only from n ≥ 64",
+        "at n = 63, y ≤ 65553 < 2^17, so ⌊y / 2^63⌋ = 0: the result is 0 for n = 63 either way",
+    ),
+    m(
+        "exp-square-rounded",
+        "§2",
+        "exp_neg_q16 rounds t² / 2^16 half up instead of flooring",
+    ),
+    m(
+        "exp-result-rounded",
+        "§2",
+        "exp_neg_q16 rounds y / 2^n half up instead of flooring",
+    ),
+    m(
+        "rsqrt-root-ceil",
+        "§2",
+        "rsqrt_q16 divides by isqrt_ceil(v) instead of isqrt(v)",
+    ),
+    eq(
+        "rsqrt-zero-as-one",
+        "§2",
+        "rsqrt_q16(0) is 2^32 instead of 0",
+        "every caller forms U = V + ε or T + ε with ε ≥ 1 (§5.7), so rsqrt_q16 never meets v = 0",
+    ),
+    m(
+        "bits-negative-magnitude",
+        "§2",
+        "bits([lo, hi]) measures a negative end by its magnitude (−128 needs 9 bits)",
+    ),
+    // §3 Tensors and ranges.
+    m(
+        "check-ignored",
+        "§3",
+        "a check policy on a produced tensor never refuses",
+    ),
+    m("check-hi-exclusive", "§3", "a check range refuses its own upper bound"),
+    m(
+        "clamp-policy-ignored",
+        "§3",
+        "a clamp policy on a produced tensor is not applied",
+    ),
+    m(
+        "clamp-policy-before-op",
+        "§3",
+        "a clamp policy is applied to the operator's inputs, not its results",
+    ),
+    m(
+        "input-clamp-as-check",
+        "§3",
+        "a clamp input refuses a value outside its range instead of clamping it",
+    ),
+    m(
+        "input-check-ignored",
+        "§4",
+        "a check input's values are never compared with its range",
+    ),
+    m(
+        "whg1-exponents-unchecked",
+        "§3",
+        "the exponent rule of add, concat and chunk_add is not checked",
+    ),
+    // §4 Exactness, evaluation order and refusal.
+    m(
+        "run-sizes-before-channels",
+        "§4",
+        "run step 1 checks an input's sizes before its channel count",
+    ),
+    m(
+        "run-max-sides-swapped",
+        "§4",
+        "run step 1 compares H with max_w and W with max_h",
+    ),
+    m("run-max-elems-exclusive", "§4", "run step 1 refuses C·H·W = max_elems"),
+    m(
+        "run-scalars-after-plan",
+        "§4",
+        "run step 2 (scalar ranges) comes after step 3 (the plan)",
+    ),
+    m(
+        "plan-outputs-uncapped",
+        "§4",
+        "run step 3 does not check an output against max_elems",
+    ),
+    m(
+        "plan-convt-caps-after-shape",
+        "§4",
+        "conv_transpose's uncropped sizes are checked after its shape rule",
+    ),
+    // §5.1 rq.
+    m(
+        "rq-bias-placement-swapped",
+        "§5.1",
+        "a pre bias is added after rounding and a post bias before",
+    ),
+    m("rq-mult-after-round", "§5.1", "rq rounds t, then multiplies by mult"),
+    m(
+        "rq-shift-channel-0",
+        "§5.1",
+        "a per-channel shift uses channel 0's shift for every channel",
+    ),
+    // §5.2 conv.
+    m(
+        "conv-pad-bottom-right",
+        "§5.2",
+        "conv's zero padding is all placed at the bottom and right",
+    ),
+    m("conv-stride-swapped", "§5.2", "conv steps rows by sw and columns by sh"),
+    m(
+        "conv-kernel-flipped",
+        "§5.2",
+        "conv flips the kernel (a true convolution, not §5.2's correlation)",
+    ),
+    m(
+        "conv-groups-interleaved",
+        "§5.2",
+        "conv's output channel o reads group o mod groups, not ⌊o/og⌋",
+    ),
+    m("plan-conv-out-ceil", "§5.2", "conv's Ho is ⌈(H + 2ph − kh) / sh⌉ + 1"),
+    // §5.3 conv_transpose.
+    m(
+        "convt-weights-conv-layout",
+        "§5.3",
+        "conv_transpose reads its weights as Wt[cout][cin], conv's layout",
+    ),
+    m("convt-kernel-flipped", "§5.3", "conv_transpose flips the kernel"),
+    m(
+        "convt-out-pad-top-left",
+        "§5.3",
+        "output padding is added at the top and left, not the bottom and right",
+    ),
+    m(
+        "plan-convt-out-pad-ignored",
+        "§5.3",
+        "conv_transpose's output sides ignore the output padding",
+    ),
+    // §5.4 rescale, chscale, mul.
+    m(
+        "chscale-row-0",
+        "§5.4",
+        "chscale always reads row 0 of M, whatever the scalar",
+    ),
+    m("chscale-table-transposed", "§5.4", "chscale reads M as M[c][r]"),
+    m(
+        "mul-b-plane-0",
+        "§5.4",
+        "mul broadcasts b's channel 0 even when b has C channels",
+    ),
+    // §5.5 elementwise.
+    m(
+        "chunk-add-interleaved",
+        "§5.5",
+        "chunk_add adds channels 2c and 2c + 1 instead of c and c + C/2",
+    ),
+    m("leaky-truncates", "§5.5", "leaky's ⌊v·a / 2^f⌋ truncates toward zero"),
+    eq(
+        "leaky-zero-negative",
+        "§5.5",
+        "leaky sends v = 0 through its negative branch",
+        "at v = 0 the negative branch gives ⌊0·a / 2^f⌋ = 0 = v",
+    ),
+    eq(
+        "clamp-min-first",
+        "§5.5",
+        "clamp is computed as max(min(v, hi), lo)",
+        "for lo ≤ hi (a load rule of §5.5) max(min(v, hi), lo) = min(max(v, lo), hi) for every v",
+    ),
+    // §5.6 lut16.
+    m("lut16-offset-32767", "§5.6", "lut16 reads T[v + 32767]"),
+    m("whg1-lut16-t0-unchecked", "§5.6", "a table with T[0] ≠ 0 loads"),
+    m(
+        "whg1-lut16-e-in-unchecked",
+        "§5.6",
+        "lut16's e_in is not compared with its input's exponent",
+    ),
+    // §5.7 normalisation.
+    m(
+        "igdn-floor-sum",
+        "§5.7",
+        "igdn floors the sum of γ·x² once instead of each term",
+    ),
+    m("igdn-gamma-transposed", "§5.7", "igdn reads γ[j][i] for γ[i][j]"),
+    m(
+        "igdn-norm-abs",
+        "§5.7",
+        "igdn takes isqrt(|N|) instead of isqrt(max(0, N))",
+    ),
+    m(
+        "ln-mean-floor",
+        "§5.7",
+        "layernorm_c's mean is ⌊S / C⌋ instead of trunc((S + ⌊C/2⌋·sgn S) / C)",
+    ),
+    m("ln-var-ceil", "§5.7", "layernorm_c's V is ⌈T / C⌉"),
+    eq(
+        "ln-beta-inside-floor",
+        "§5.7",
+        "layernorm_c adds β·2^16 before the final floor",
+        "⌊(a + β·2^16) / 2^16⌋ = ⌊a / 2^16⌋ + β for every integer a and β",
+    ),
+    m("l2norm-eps-ignored", "§5.7", "l2norm's U is T, without ε"),
+    m(
+        "softmax-no-half",
+        "§5.7",
+        "softmax divides e·2^16 by Σ without adding ⌊Σ/2⌋",
+    ),
+    // §5.8 scalar functions.
+    m("sigmoid-by-symmetry", "§5.8", "sigmoid of v < 0 is 2^16 − sigmoid(−v)"),
+    m("elu-zero-identity", "§5.8", "elu(0) is 0 instead of ⌊17·α / 2^16⌋"),
+    // §5.9 contractions.
+    m("gram-operands-swapped", "§5.9", "gram computes Σ B[i]·A[j]"),
+    m(
+        "gram-group-offset-missing",
+        "§5.9",
+        "gram's B channel is j, not g·d + j",
+    ),
+    m(
+        "apply-group-offset-missing",
+        "§5.9",
+        "apply's V channel is j, not g·d + j",
+    ),
+    m(
+        "contraction-round-floor",
+        "§5.9",
+        "gram and apply floor whatever their round",
+    ),
+    // §5.10 data movement.
+    m("concat-reversed", "§5.10", "concat takes its inputs in reverse order"),
+    m("split-start-ignored", "§5.10", "split starts at channel 0"),
+    m(
+        "pixel-shuffle-transposed",
+        "§5.10",
+        "pixel_shuffle takes channel c·r² + j·r + i to row offset i",
+    ),
+    m(
+        "pixel-unshuffle-transposed",
+        "§5.10",
+        "pixel_unshuffle's channel order is transposed",
+    ),
+    m(
+        "pad-rep-zeros",
+        "§5.10",
+        "pad_rep pads with zeros instead of repeating the last row and column",
+    ),
+    m("plan-pad-rep-floor", "§5.10", "pad_rep's sides are ⌊H/m⌋·m"),
+    m("crop-to-bottom-right", "§5.10", "crop_to keeps the bottom-right corner"),
+    m(
+        "plan-crop-to-strict",
+        "§5.10",
+        "crop_to refuses a ref as large as its input",
+    ),
+    m(
+        "crop-offsets-swapped",
+        "§5.10",
+        "crop reads x0 as the row offset and y0 as the column offset",
+    ),
+    m(
+        "operand-scalar-index",
+        "§5.10",
+        "a scalar operand is read as its scalar's index, not its value",
+    ),
+    m(
+        "plan-crop-load-start-lo",
+        "§5.10",
+        "at load, a scalar crop start is planned at its range's lo, not 0",
+    ),
+    m(
+        "plan-crop-load-len-hi",
+        "§5.10",
+        "at load, a scalar crop length is its range's hi, not min(hi, S − s0)",
+    ),
+    m(
+        "plan-unshuffle-divisibility-unchecked",
+        "§5.10",
+        "pixel_unshuffle accepts sides that r does not divide",
+    ),
+    m(
+        "subpos-split-ab-swapped",
+        "§5.10",
+        "subpos_split reads order[k] as (b, a)",
+    ),
+    m(
+        "subpos-merge-order-not-inverted",
+        "§5.10",
+        "subpos_merge uses order as the map from position to input",
+    ),
+    // §5E stage operators.
+    m("dequantize-f-63", "§5E", "E2 accepts f = 63"),
+    m(
+        "dequantize-unchecked",
+        "§5E",
+        "E2 wraps a value past i64 instead of refusing it",
+    ),
+    m("bucket-ceil-lt", "§5E", "E3 ceil compares σ′ < e_i"),
+    m("bucket-ceil-last-edge", "§5E", "E3 ceil compares e_{N−1} too"),
+    m("bucket-ceil-no-max", "§5E", "E3 ceil compares σ, not max(σ, e_0)"),
+    m("bucket-floor-lt", "§5E", "E3 floor counts e_i < σ"),
+    m(
+        "bucket-floor-order-unchecked",
+        "§5E",
+        "E3 floor accepts decreasing edges",
+    ),
+    m("coded-ge", "§5E", "E4 is v ≥ thr"),
+    m("scale-index-floor", "§5E", "E5 floors instead of R_half_up"),
+    m("scale-index-clamp-n", "§5E", "E5 clamps to n instead of n − 1"),
+    m("block-stat-floor", "§5E", "E6 floors S / 2^s instead of R_half_up"),
+    m(
+        "block-stat-shift-full-blocks-only",
+        "§5E",
+        "E6 applies s only to full blocks",
+    ),
+    m("band-lookup-gt", "§5E", "E7 counts v > e_k"),
+    m(
+        "residual-r-bound-short",
+        "§5E",
+        "E9's 32-bit form takes R = ⌊(hi − lo)/q⌋, one short",
+    ),
+    eq(
+        "residual-form32-in-i64",
+        "§5E",
+        "E9 uses its 32-bit form's clamp of r outside that form's conditions",
+        "E9's identity holds for every lo < hi (its proof uses only R·q > hi − lo), and in i128 no value overflows",
+    ),
+    m(
+        "checkerboard-anchor-inverted",
+        "§5E",
+        "E13 checkerboard(anchor) takes the other parity",
+    ),
+    m(
+        "checkerboard-parity-with-channel",
+        "§5E",
+        "E13 checkerboard's parity includes the channel",
+    ),
+    m("rans-t4097-accepts-2", "§5E", "E1 t4097 accepts a table of n = 2"),
+    m(
+        "rans-offset-unchecked",
+        "§5E",
+        "E1 accepts an offset that does not fit i32",
+    ),
+    m("rans-strict-bounds-unordered", "§5E", "E1 strict accepts lo > hi"),
+    m(
+        "rans-escape-parity-swapped",
+        "§5E",
+        "E1's escape value reads even raw as negative",
+    ),
+    m(
+        "rans-lenient-unsaturated",
+        "§5E",
+        "E1 lenient does not saturate the escape to i32",
+    ),
+    m(
+        "rans-strict-reads-continuation",
+        "§5E",
+        "E1 strict reads continuation groups",
+    ),
+    m(
+        "rans-range-before-exhausted",
+        "§5E",
+        "E1 strict checks the symbol's range before the stream's end",
+    ),
+    eq(
+        "rans-minimal-before-count",
+        "§5E",
+        "E1 strict checks minimality (3) before count > 8 (2)",
+        "a count past 8 reads no group, so its last group is 0 and check 3 applies too: both give stream_noncanonical at the same symbol",
+    ),
+    m(
+        "rans-final-only-refuses-early",
+        "§5E",
+        "E1 final_only refuses at the symbol where the stream runs out",
+    ),
+    m(
+        "rans-canonical-end-unchecked",
+        "§5E",
+        "E1 canonical never checks the stream's canonical end",
+    ),
+    m("mans-sentinel-kept", "§5E", "E8 init keeps the sentinel bit in h"),
+    m("mans-flush-one-byte-short", "§5E", "E8 flush moves p one byte too few"),
+    m("mans-bound-signed", "§5E", "E8 reads B_y as a signed byte"),
+    m("mans-escape-short-read-4", "§5E", "E8 sgm's short escape reads 4 bits"),
+    m(
+        "mans-escape-sign-swapped",
+        "§5E",
+        "E8 sgm's escape sign bit is read the other way",
+    ),
+    m(
+        "mans-group-flush-after-out",
+        "§5E",
+        "E8 sgm flushes a group after its outs",
+    ),
+    m(
+        "mans-remainder-pair-one-state",
+        "§5E",
+        "E8 sgm decodes a remainder pair from s1 twice",
+    ),
+    m(
+        "mans-zp-doubles-to-257",
+        "§5E",
+        "E8 fac's Zp doubles while i·2^nb ≤ 256",
+    ),
+    m(
+        "mans-fac-order-unchecked",
+        "§5E",
+        "E8 fac accepts a row whose counts decrease",
+    ),
+    m(
+        "mans-fac-table-reset",
+        "§5E",
+        "E8 fac's T_z starts at zeros for every row",
+    ),
+    eq(
+        "mans-fac-row-flush-only-remainder",
+        "§5E",
+        "E8 fac omits a row's final flush after whole groups",
+        "when L′ mod 4 = 0 the final flush follows a flush (the last group's, the previous row's or init's) with no read between: b ≥ 56 gives d = 7 XOR 7 = 0 and the same p, h and b, so it is a no-op and cannot refuse",
+    ),
+    // §6 What an implementation may change (K_c).
+    m("kc-ceil", "§6", "K_c is ⌈(2^31 − 1) / P⌉"),
+    m("kc-zero-when-unbounded", "§6", "K_c is 0 when P = 0, not unbounded"),
+    // §7 Profiles.
+    m("acc32-shift-64", "§7.2", "acc32 accepts an rq shift of 64"),
+    m(
+        "acc32-pre-bias-checked",
+        "§7.2",
+        "acc32's post-bias condition is applied to a pre bias",
+    ),
+    m(
+        "acc32-igdn-frac-unchecked",
+        "§7.2",
+        "acc32's igdn.shift condition checks gf only",
+    ),
+    m(
+        "acc32-leaky-a-unchecked",
+        "§7.2",
+        "acc32's leaky.a condition is not checked",
+    ),
+    m(
+        "acc32-input-ranges-unchecked",
+        "§7.2",
+        "acc32 does not check graph inputs' declared ranges",
+    ),
+    m(
+        "profile-check-policy-allowed",
+        "§7.2",
+        "acc32 accepts a check policy on a produced tensor",
+    ),
+    // §8.1 Intervals.
+    m(
+        "sat-never-flagged",
+        "§8.1",
+        "sat is applied but never marks the node saturated",
+    ),
+    m(
+        "sat-bound-counts-as-saturated",
+        "§8.1",
+        "a result of exactly ±2^255 marks the node saturated",
+    ),
+    m(
+        "iv-hull-keeps-first",
+        "§8.1",
+        "a per-channel hull keeps the first channel's interval",
+    ),
+    m(
+        "iv-clamp-policy-ignored",
+        "§8.1",
+        "a clamp policy does not narrow the tensor's interval",
+    ),
+    m(
+        "iv-check-policy-derived",
+        "§8.1",
+        "a check policy's interval is the producer result",
+    ),
+    m(
+        "iv-check-empty-accepted",
+        "§8.1",
+        "an empty check interval is not refused at load",
+    ),
+    m(
+        "load-channels-after-sizes",
+        "§10.5",
+        "load step 7 plans the shapes before the channel counts",
+    ),
+    // §8.2 Term and partial-sum intervals.
+    m(
+        "iv-corner-two-products",
+        "§8.2",
+        "a corner hull uses lo·lo and hi·hi only",
+    ),
+    m("iv-partial-sum-no-bias", "§8.2", "A(K, b) leaves out the bias"),
+    // §8.3 Operator bound rules.
+    m(
+        "iv-rq-p-unordered",
+        "§8.3",
+        "rq.p is [t_lo·m, t_hi·m] without ordering (a negative multiplier)",
+    ),
+    m(
+        "iv-rq-p-no-addend",
+        "§8.3",
+        "rq.p leaves out the rounding addend 2^(s−1)",
+    ),
+    m("iv-rq-q-with-addend", "§8.3", "rq.q rounds P with the addend"),
+    m("iv-rq-post-bias-ignored", "§8.3", "rq.y leaves out the post bias"),
+    m("iv-convt-one-residue", "§8.3", "convT.acc sums all taps as one residue"),
+    eq(
+        "iv-convt-empty-residue-missed",
+        "§8.3",
+        "convT.acc omits the empty residue's A(∅, b)",
+        "A(K, b) = [min(0, b) + Σ min(0, lo_k), max(0, b) + Σ max(0, hi_k)] contains [min(0, b), max(0, b)] = A(∅, b) for every K, and residue (0, 0) always holds a tap, so the hull never changes",
+    ),
+    m(
+        "iv-chscale-all-rows",
+        "§8.3",
+        "chscale's rule hulls every row of M, not the scalar's range",
+    ),
+    m("iv-gram-length-h", "§8.3", "gram's L is H instead of H·W"),
+    m(
+        "iv-apply-length-groups",
+        "§8.3",
+        "apply's term count is groups instead of d",
+    ),
+    m(
+        "iv-chunk-add-one-term",
+        "§8.3",
+        "chunk_add's interval is [l, h] instead of [2l, 2h]",
+    ),
+    m("iv-relu-lo-kept", "§8.3", "relu's interval keeps a negative lo"),
+    m(
+        "iv-abs-straddle-lo",
+        "§8.3",
+        "abs of an interval across 0 starts at min(−l, h), not 0",
+    ),
+    m(
+        "iv-leaky-neg-part-full",
+        "§8.3",
+        "leaky's negative part is [l, h] instead of [l, min(h, −1)]",
+    ),
+    m(
+        "iv-lut16-ends-only",
+        "§8.3",
+        "lut16's interval reads T at the ends only",
+    ),
+    m(
+        "iv-igdn-x2-no-zero",
+        "§8.3",
+        "igdn.x2 of an interval across 0 does not start at 0",
+    ),
+    m("iv-igdn-n-no-beta", "§8.3", "igdn.N is A(terms, 0), without β"),
+    m(
+        "iv-igdn-r-from-n",
+        "§8.3",
+        "igdn.r is taken from igdn.N instead of the final norm",
+    ),
+    unseen(
+        "iv-ln-m-no-half",
+        "§8.3",
+        "ln.m leaves out ⌊C/2⌋",
+        "ln.m is wide and |C·h ± ⌊C/2⌋| < 2^26·2^63 + 2^25 < 2^127 (C ≤ 2^26), so it fits i128 either way and no verdict moves (layernorm_c never meets acc32, §7.3); only a certificate would show it",
+    ),
+    unseen(
+        "iv-ln-dk-no-min",
+        "§8.3",
+        "ln.dk's D leaves out lemma L1's second bound",
+        "ln.dk is wide and (h − l)·⌊2^32/r0⌋ ≤ 2^64·2^32 < 2^127, so it fits i128 either way, and ln.n keeps its own bound; only a certificate would show it",
+    ),
+    m("iv-l2-t-no-eps", "§8.3", "l2.T leaves out ε"),
+    unseen(
+        "iv-softmax-e-2^16",
+        "§8.3",
+        "softmax's rule takes 2^16 for the largest e_x, not 65553",
+        "sm.sum ≤ 2^26·65553 and sm.num ≤ 65553·2^16 + 2^42 stay below 2^44 (W ≤ 2^26), so they fit i64 either way, softmax never meets acc32 (§7.3) and its result is [0, 2^16] regardless; only a certificate would show it",
+    ),
+    unseen(
+        "iv-sigmoid-num-2^32",
+        "§8.3",
+        "sig.num's top is 2^32 instead of 65553·2^16",
+        "both tops need 34 bits, so sig.num's bits and every verdict are unchanged (sigmoid never meets acc32, §7.3); only a certificate's hi would show it",
+    ),
+    m("iv-elu-p-no-17", "§8.3", "elu.p leaves out e − 2^16 = 17"),
+    unseen(
+        "iv-exp-t2-from-zero",
+        "§8.3",
+        "exp.t2's interval starts at 0 instead of 43245²",
+        "exp.t2's bits come from its top 88670² either way, so no verdict moves (its operators never meet acc32, §7.3); only a certificate's lo would show it",
+    ),
+    m("whg1-leaky-f-64", "§10.4", "a leaky with f = 64 loads"),
+    // §8.5 The certificate.
+    m(
+        "certificate-key-order",
+        "§8.5",
+        "a certificate writes its last two members in the wrong order",
+    ),
+    m(
+        "first-failure-tie-reversed",
+        "§8.5",
+        "a first-failure tie on bits goes to the greater key",
+    ),
+    m(
+        "profile-results-unchecked",
+        "§8.5",
+        "a node's producer results are not compared with its profile",
+    ),
+    eq(
+        "profile-saturated-fits",
+        "§8.5",
+        "a saturated node fits whatever its intervals",
+        "on inputs that fit i64 no rule of §8.3 forms a value past 2^216, so a node saturates only on an input interval past i64, from an earlier node that fails both profiles and is the first failure; and the saturated result is recorded at ±2^255, so the node fits neither profile either way",
+    ),
+    m(
+        "mac-a-bits-of-outputs",
+        "§8.5",
+        "mac.a_bits records the output's width, not the inputs'",
+    ),
+    m("load-acc64-not-required", "§8.6", "a bare graph that fails acc64 loads"),
+    // §9.2 wai-ops/1-npu.
+    m(
+        "npu-post-bias-flag-missing",
+        "§9.2",
+        "the rq_post_bias flag is never raised",
+    ),
+    m(
+        "npu-neg-mult-flag-missing",
+        "§9.2",
+        "the rq_neg_mult flag is never raised",
+    ),
+    m("npu-shift-range-32", "§9.2", "rq_shift_range is raised only past 32"),
+    unseen(
+        "npu-state-add-missing",
+        "§9.2",
+        "the state_add flag is never raised",
+        "npu flags appear only in a certificate, and a state input only in a bare graph: no lowering of §13 has one",
+    ),
+    unseen(
+        "npu-depthwise-cout-unchecked",
+        "§9.2",
+        "a depthwise conv with cout ≠ cin is in the subset",
+        "npu reasons appear only in a certificate, and every conv a lowering of §13 emits has groups 1",
+    ),
+    m(
+        "npu-crop-scalar-missing",
+        "§9.2",
+        "a crop with scalar operands is in the subset",
+    ),
+    m("npu-reasons-acc32-missing", "§9.2", "a set failing acc32 keeps npu"),
+    // §10 WHG1.
+    m(
+        "whg1-reserved-unchecked",
+        "§10.1",
+        "nonzero reserved header fields load",
+    ),
+    m("whg1-max-elems-cap-exclusive", "§10.1", "max_elems = 2^26 is refused"),
+    m(
+        "whg1-mixed-sizes",
+        "§10.2",
+        "inputs that disagree on declaring sizes load",
+    ),
+    m(
+        "whg1-state-init-unchecked",
+        "§10.3",
+        "a state's init outside its input's range loads",
+    ),
+    m(
+        "whg1-trailing-params",
+        "§10.4",
+        "an operator's parameters may have trailing bytes",
+    ),
+    m(
+        "state-not-carried",
+        "§10.3",
+        "no state input carries its output to the next decode",
+    ),
+    m("state-init-zero", "§10.3", "a state input starts at 0, not at its init"),
+    m(
+        "refused-decode-resets-state",
+        "§10.3",
+        "a refused decode resets every state to its init",
+    ),
+    // §13 Lowerings.
+    m("synth-bias-post", "§13.1", "int_synth's bias is placed post"),
+    m("synth-input-unsigned", "§13.1", "int_synth's input range is [0, 255]"),
+    m("whm1-range-no-plus-one", "§13.2", "P_ℓ's conv bound leaves out the + 1"),
+    m(
+        "whm1-range-one-past",
+        "§13.2",
+        "X_ℓ is one past the largest X with P_ℓ(X)",
+    ),
+    m("rgb8-half-even", "§13.0", "the RGB8 and PCM steps round half_even"),
+    m("wam1-terms-k-squared", "§13.3", "WAM1's tag 0 counts c·k·k terms"),
+    m("world-clamp-one-short", "§13.5", "world/1's T clamps to ±(2^afrac − 1)"),
+    m(
+        "jpegai-conv-unpadded",
+        "§13.6.1",
+        "the scale graph's 3×3 conv has no padding",
+    ),
+    m("jpegai-gain-post", "§13.6.1", "the scale graph's gains are a post bias"),
+    m("scale-path-z-offset-32", "§13.6.1", "z is sym − 32"),
+    m(
+        "scale-path-chroma-no-skip",
+        "§13.6.1",
+        "the chroma plane does not pass over luma's hyper-latent rows",
+    ),
+    m(
+        "scale-path-grfs-rows-swapped",
+        "§13.6.1",
+        "band_lookup takes row 0 when the GRFS flag is clear",
+    ),
+    m("scale-path-coded-383", "§13.6.1", "the mask is coded(v, 383)"),
+    // The grader's process faults (docs/protocol.md).
+    m(
+        "crash-on-stage",
+        "process",
+        "the process exits when it meets a stage request",
+    ),
+    m(
+        "hang-on-cis2",
+        "process",
+        "the process sleeps forever on a CIS-2 ops request",
+    ),
+    m(
+        "garbage-on-dequant",
+        "process",
+        "the process prints a line that is not JSON for a DetessDequant request",
+    ),
+];
 
 /// Whether the named fault is on.
 pub fn active(name: &str) -> bool {
     static CHOSEN: OnceLock<Option<String>> = OnceLock::new();
-    cfg!(feature = "mutants")
-        && CHOSEN
-            .get_or_init(|| std::env::var("WAI_CHECKER_MUTANT").ok())
-            .as_deref()
-            == Some(name)
+    cfg!(feature = "mutants") && {
+        debug_assert!(
+            CATALOGUE.iter().any(|m| m.name == name),
+            "{name} is not in the catalogue"
+        );
+        CHOSEN.get_or_init(|| std::env::var("WAI_MUTANT").ok()).as_deref() == Some(name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+    use std::path::Path;
+
+    /// Every name passed to `active` in the checker's sources.
+    fn used() -> BTreeSet<String> {
+        fn walk(dir: &Path, out: &mut BTreeSet<String>) {
+            for e in std::fs::read_dir(dir).unwrap().flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    walk(&p, out);
+                } else if p.extension().is_some_and(|x| x == "rs") {
+                    let text = std::fs::read_to_string(&p).unwrap();
+                    for piece in text.split("mutants::active(\"").skip(1) {
+                        out.insert(piece.split('"').next().unwrap().to_string());
+                    }
+                }
+            }
+        }
+        let mut out = BTreeSet::new();
+        walk(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), &mut out);
+        out
+    }
+
+    #[test]
+    fn the_catalogue_is_the_code() {
+        let listed: BTreeSet<String> = CATALOGUE.iter().map(|m| m.name.to_string()).collect();
+        assert_eq!(listed.len(), CATALOGUE.len(), "a name is listed twice");
+        let used = used();
+        let unused: Vec<_> = listed.difference(&used).collect();
+        let unlisted: Vec<_> = used.difference(&listed).collect();
+        assert!(unused.is_empty(), "listed but never used: {unused:?}");
+        assert!(unlisted.is_empty(), "used but not listed: {unlisted:?}");
+        assert!(CATALOGUE.len() >= 100);
+    }
+
+    #[test]
+    fn off_without_the_variable() {
+        // The test process never sets WAI_MUTANT, so even the mutants build acts as the checker.
+        assert!(CATALOGUE.iter().all(|m| !active(m.name)));
+    }
 }

@@ -28,6 +28,12 @@ pub fn floor_shr64(p: i64, s: u32) -> i64 {
 
 /// `R_round(p, s)` (§2) for `s ≤ 127`. The low `s` bits of `p` are its remainder mod `2^s`.
 pub fn r_round(p: i128, s: u32, round: Round) -> Option<i128> {
+    // §6: a fabric whose shift takes its amount modulo the register width.
+    let s = if crate::mutants::active("shift-mod-64") {
+        s % 64
+    } else {
+        s
+    };
     if s == 0 {
         return Some(p);
     }
@@ -38,8 +44,10 @@ pub fn r_round(p: i128, s: u32, round: Round) -> Option<i128> {
     let up = match round {
         Round::Floor => false,
         // ⌊(p + h) / 2^s⌋ is q + 1 exactly when r + h reaches 2^s, that is r ≥ h.
+        Round::HalfUp if crate::mutants::active("half-up-away-from-zero") => r > h || (r == h && p >= 0),
         Round::HalfUp => r >= h,
         Round::HalfEven if crate::mutants::active("half-even-up") => r >= h,
+        Round::HalfEven if crate::mutants::active("half-even-ties-down") => r > h,
         Round::HalfEven => r > h || (r == h && q & 1 == 1),
     };
     if up { q.checked_add(1) } else { Some(q) }
@@ -66,16 +74,28 @@ pub fn exp_neg_q16(x: i64) -> Option<i64> {
     debug_assert!(x <= 0);
     let u = x.checked_neg()?; // exp.negx
     let n = u / 45426; // u ≥ 0, so this is the floor
-    if n >= 63 {
+    // Equivalent when the cutoff is 64: at n = 63, y < 2^17 gives ⌊y / 2^63⌋ = 0 as well.
+    if n >= if crate::mutants::active("exp-cutoff-64") {
+        64
+    } else {
+        63
+    } {
         return Some(0);
     }
     let g = 45426 * n; // exp.nl
     let r = x + g; // in (−45426, 0]
     let t = r + 88670;
     let t2 = t * t; // exp.t2 ≤ 88670² < 2^33
-    let q = t2 >> 16;
+    let q = if crate::mutants::active("exp-square-rounded") {
+        (t2 + (1 << 15)) >> 16
+    } else {
+        t2 >> 16
+    };
     let c = 23495 * q; // exp.c
     let y = (c >> 16) + 22544;
+    if crate::mutants::active("exp-result-rounded") && n >= 1 {
+        return Some((y + (1 << (n - 1))) >> n);
+    }
     Some(y >> n)
 }
 
@@ -84,9 +104,17 @@ pub fn rsqrt_q16(v: i128) -> Option<i64> {
     if v < 0 {
         return None;
     }
-    let r = isqrt_u128(v as u128);
+    let mut r = isqrt_u128(v as u128);
+    if crate::mutants::active("rsqrt-root-ceil") && r * r < v as u128 {
+        r += 1;
+    }
     if r == 0 {
-        return Some(0);
+        // Equivalent when 0 gives 2^32: every caller has v ≥ 1 (§2).
+        return Some(if crate::mutants::active("rsqrt-zero-as-one") {
+            1 << 32
+        } else {
+            0
+        });
     }
     i64::try_from((1u128 << 32) / r).ok()
 }

@@ -160,10 +160,12 @@ fn crop_side(start: Operand, len: Operand, s: u64, when: When, g: &Graph) -> Res
             // The smallest start and the largest length within the input.
             let s0 = match start {
                 Operand::Const(c) => i128::from(c),
+                Operand::Scalar(k) if crate::mutants::active("plan-crop-load-start-lo") => i128::from(g.scalars[k].lo),
                 Operand::Scalar(_) => 0,
             };
             let l = match len {
                 Operand::Const(c) => i128::from(c),
+                Operand::Scalar(k) if crate::mutants::active("plan-crop-load-len-hi") => i128::from(g.scalars[k].hi),
                 Operand::Scalar(k) => i128::from(g.scalars[k].hi).min(s - s0),
             };
             (s0, l)
@@ -183,8 +185,16 @@ pub fn plan_op(g: &Graph, op: &Op, ins: &[Shape], when: When) -> Result<Vec<Shap
             let hp = cap(x.h.checked_add(2 * u64::from(p.ph)))?;
             let wp = cap(x.w.checked_add(2 * u64::from(p.pw)))?;
             rule(hp >= u64::from(p.kh) && wp >= u64::from(p.kw))?;
-            let ho = (hp - u64::from(p.kh)) / u64::from(p.sh) + 1;
-            let wo = (wp - u64::from(p.kw)) / u64::from(p.sw) + 1;
+            let ceil = crate::mutants::active("plan-conv-out-ceil");
+            let out = |n: u64, s: u32| {
+                if ceil {
+                    n.div_ceil(u64::from(s)) + 1
+                } else {
+                    n / u64::from(s) + 1
+                }
+            };
+            let ho = out(hp - u64::from(p.kh), p.sh);
+            let wo = out(wp - u64::from(p.kw), p.sw);
             same(Shape {
                 c: u64::from(p.cout),
                 h: ho,
@@ -198,12 +208,30 @@ pub fn plan_op(g: &Graph, op: &Op, ins: &[Shape], when: When) -> Result<Vec<Shap
                     .checked_add(u64::from(k))?
                     .checked_add(u64::from(op_))
             };
-            let uh = cap(side(x.h, p.sh, p.kh, p.oph))?;
-            let uw = cap(side(x.w, p.sw, p.kw, p.opw))?;
-            cap(u64::from(p.cout).checked_mul(uh).and_then(|v| v.checked_mul(uw)))?;
+            let (oph, opw) = if crate::mutants::active("plan-convt-out-pad-ignored") {
+                (0, 0)
+            } else {
+                (p.oph, p.opw)
+            };
+            let (uh, uw) = (side(x.h, p.sh, p.kh, oph), side(x.w, p.sw, p.kw, opw));
+            let caps = || -> Result<(u64, u64), Stop> {
+                let (uh, uw) = (cap(uh)?, cap(uw)?);
+                cap(u64::from(p.cout).checked_mul(uh).and_then(|v| v.checked_mul(uw)))?;
+                Ok((uh, uw))
+            };
+            // §4: the uncropped sizes are checked before the shape rule.
+            let late = crate::mutants::active("plan-convt-caps-after-shape");
+            let (uh, uw) = if late {
+                (uh.unwrap_or(u64::MAX), uw.unwrap_or(u64::MAX))
+            } else {
+                caps()?
+            };
             let ho = i128::from(uh) - 2 * i128::from(p.ph);
             let wo = i128::from(uw) - 2 * i128::from(p.pw);
             rule(ho >= 1 && wo >= 1)?;
+            if late {
+                caps()?;
+            }
             same(Shape {
                 c: u64::from(p.cout),
                 h: ho as u64,
@@ -238,7 +266,8 @@ pub fn plan_op(g: &Graph, op: &Op, ins: &[Shape], when: When) -> Result<Vec<Shap
         }
         OpKind::PixelUnshuffle(r) => {
             let r = u64::from(*r);
-            rule(x.h.is_multiple_of(r) && x.w.is_multiple_of(r))?;
+            let unchecked = crate::mutants::active("plan-unshuffle-divisibility-unchecked");
+            rule(unchecked || (x.h.is_multiple_of(r) && x.w.is_multiple_of(r)))?;
             same(Shape {
                 c: x.c * r * r,
                 h: x.h / r,
@@ -247,13 +276,25 @@ pub fn plan_op(g: &Graph, op: &Op, ins: &[Shape], when: When) -> Result<Vec<Shap
         }
         OpKind::PadRep(m) => {
             let m = u64::from(*m);
-            let h = cap(x.h.div_ceil(m).checked_mul(m))?;
-            let w = cap(x.w.div_ceil(m).checked_mul(m))?;
+            let side = |n: u64| {
+                if crate::mutants::active("plan-pad-rep-floor") {
+                    n / m
+                } else {
+                    n.div_ceil(m)
+                }
+            };
+            let h = cap(side(x.h).checked_mul(m))?;
+            let w = cap(side(x.w).checked_mul(m))?;
             same(Shape { h, w, ..x })
         }
         OpKind::CropTo => {
             let r = ins[1];
-            rule(r.h <= x.h && r.w <= x.w)?;
+            let strict = crate::mutants::active("plan-crop-to-strict");
+            rule(if strict {
+                r.h < x.h && r.w < x.w
+            } else {
+                r.h <= x.h && r.w <= x.w
+            })?;
             same(Shape { c: x.c, h: r.h, w: r.w })
         }
         OpKind::Crop([y0, x0, h, w]) => {
@@ -325,7 +366,7 @@ pub fn plan(g: &Graph, inputs: &[Shape], when: When) -> Result<Vec<Option<Shape>
             Stop::Shape => PlanErr::Shape,
         })?;
         for (&t, s) in op.outs.iter().zip(outs) {
-            if s.elems() > u128::from(g.max_elems) {
+            if s.elems() > u128::from(g.max_elems) && !crate::mutants::active("plan-outputs-uncapped") {
                 return Err(PlanErr::TooLarge);
             }
             shapes[t] = Some(s);

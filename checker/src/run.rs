@@ -39,6 +39,14 @@ impl<'a> Sequence<'a> {
     /// Runs one decode. `data` holds the data inputs in input-table order; `scalars` every scalar.
     /// A refused decode changes no state.
     pub fn decode(&mut self, data: &[Given], scalars: &[i128]) -> E<Outcome> {
+        let outcome = self.decode_once(data, scalars)?;
+        if matches!(outcome, Outcome::Refused(_)) && crate::mutants::active("refused-decode-resets-state") {
+            self.carried.iter_mut().for_each(|c| *c = None);
+        }
+        Ok(outcome)
+    }
+
+    fn decode_once(&mut self, data: &[Given], scalars: &[i128]) -> E<Outcome> {
         let g = self.g;
         // Step 1: each input, in input-table order, state inputs included.
         let mut shapes = Vec::with_capacity(g.inputs.len());
@@ -55,14 +63,15 @@ impl<'a> Sequence<'a> {
                     }
                 },
             };
+            let s = Shape { c, h, w };
+            let sizes_first = crate::mutants::active("run-sizes-before-channels");
+            if sizes_first && too_large(g, k, s) {
+                return Ok(Outcome::Refused(Code::TooLarge));
+            }
             if c != g.channels(rec.tensor) || h < 1 || w < 1 {
                 return Ok(Outcome::Refused(Code::ModelMismatch));
             }
-            if rec.declares_sizes() && (h > u64::from(rec.max_h) || w > u64::from(rec.max_w)) {
-                return Ok(Outcome::Refused(Code::TooLarge));
-            }
-            let s = Shape { c, h, w };
-            if s.elems() > u128::from(g.max_elems) {
+            if too_large(g, k, s) {
                 return Ok(Outcome::Refused(Code::TooLarge));
             }
             if k == 0 {
@@ -71,12 +80,19 @@ impl<'a> Sequence<'a> {
             shapes.push(s);
         }
         // Step 2: each scalar against its declared range.
-        let mut values = Vec::with_capacity(scalars.len());
-        for (s, &v) in g.scalars.iter().zip(scalars) {
-            if v < i128::from(s.lo) || v > i128::from(s.hi) {
-                return Ok(Outcome::Refused(Code::FieldRange));
-            }
-            values.push(v as i64);
+        let in_range = g
+            .scalars
+            .iter()
+            .zip(scalars)
+            .all(|(s, &v)| v >= i128::from(s.lo) && v <= i128::from(s.hi));
+        let values: Vec<i64> = scalars
+            .iter()
+            .zip(&g.scalars)
+            .map(|(&v, s)| v.clamp(i128::from(s.lo), i128::from(s.hi)) as i64)
+            .collect();
+        let late = crate::mutants::active("run-scalars-after-plan");
+        if !in_range && !late {
+            return Ok(Outcome::Refused(Code::FieldRange));
         }
         // Step 3: the run-time plan.
         let planned = match plan::plan(g, &shapes, When::Run(&values)) {
@@ -84,6 +100,9 @@ impl<'a> Sequence<'a> {
             Err(PlanErr::TooLarge) => return Ok(Outcome::Refused(Code::TooLarge)),
             Err(PlanErr::Shape) => return Ok(Outcome::Refused(Code::GeometryMismatch)),
         };
+        if !in_range {
+            return Ok(Outcome::Refused(Code::FieldRange));
+        }
         // Step 4: evaluation, starting with the inputs' policies.
         let mut tensors: Vec<Option<Tensor>> = vec![None; g.tensors.len()];
         let mut next_data = data.iter();
@@ -92,16 +111,24 @@ impl<'a> Sequence<'a> {
                 Kind::Data => next_data.next().expect("given").data.clone(),
                 Kind::State => match &self.carried[k] {
                     Some(t) => t.data.iter().map(|&v| i128::from(v)).collect(),
+                    None if crate::mutants::active("state-init-zero") => vec![0; shapes[k].elems() as usize],
                     None => vec![i128::from(rec.init); shapes[k].elems() as usize],
                 },
             };
             let vals = match g.tensors[rec.tensor].policy {
+                Policy::Clamp(lo, hi) if crate::mutants::active("input-clamp-as-check") => {
+                    if raw.iter().any(|&v| v < i128::from(lo) || v > i128::from(hi)) {
+                        return Ok(Outcome::Refused(Code::FieldRange));
+                    }
+                    raw.iter().map(|&v| v as i64).collect()
+                }
                 Policy::Clamp(lo, hi) => raw
                     .iter()
                     .map(|&v| v.clamp(i128::from(lo), i128::from(hi)) as i64)
                     .collect(),
                 Policy::Check(lo, hi) => {
-                    if raw.iter().any(|&v| v < i128::from(lo) || v > i128::from(hi)) {
+                    let ignored = crate::mutants::active("input-check-ignored");
+                    if !ignored && raw.iter().any(|&v| v < i128::from(lo) || v > i128::from(hi)) {
                         return Ok(Outcome::Refused(Code::FieldRange));
                     }
                     raw.iter().map(|&v| v as i64).collect()
@@ -120,17 +147,23 @@ impl<'a> Sequence<'a> {
                 .map(|&t| tensors[t].as_ref().expect("graph order"))
                 .collect();
             let outs: Vec<Shape> = op.outs.iter().map(|&t| planned[t].expect("planned")).collect();
-            let results = ops::eval(op, &ins, &outs, &values)?;
+            let early = clamp_early(g, op, &ins);
+            let results = match &early {
+                Some(clamped) => ops::eval(op, &clamped.iter().collect::<Vec<_>>(), &outs, &values)?,
+                None => ops::eval(op, &ins, &outs, &values)?,
+            };
             for (&t, mut r) in op.outs.iter().zip(results) {
                 if r.shape != planned[t].expect("planned") || r.data.len() as u128 != r.shape.elems() {
                     return Err(ops::Bug(format!("{} produced a tensor of the wrong shape", op.name())));
                 }
                 match g.tensors[t].policy {
                     Policy::Derived => {}
+                    Policy::Clamp(..) if early.is_some() || crate::mutants::active("clamp-policy-ignored") => {}
                     Policy::Clamp(lo, hi) => r.data.iter_mut().for_each(|v| *v = (*v).clamp(lo, hi)),
                     Policy::Check(_, _) if crate::mutants::active("check-ignored") => {}
                     Policy::Check(lo, hi) => {
-                        if r.data.iter().any(|&v| v < lo || v > hi) {
+                        let hi_excluded = crate::mutants::active("check-hi-exclusive");
+                        if r.data.iter().any(|&v| v < lo || v > hi || (hi_excluded && v == hi)) {
                             return Ok(Outcome::Refused(Code::FieldRange));
                         }
                     }
@@ -151,4 +184,37 @@ impl<'a> Sequence<'a> {
         }
         Ok(Outcome::Outputs(outputs))
     }
+}
+
+/// Run step 1's size checks on input `k`: its sides against `max_h` and `max_w` when it declares
+/// them, and `C·H·W` against `max_elems` (§4).
+fn too_large(g: &Graph, k: usize, s: Shape) -> bool {
+    let rec = &g.inputs[k];
+    let (max_h, max_w) = if crate::mutants::active("run-max-sides-swapped") {
+        (rec.max_w, rec.max_h)
+    } else {
+        (rec.max_h, rec.max_w)
+    };
+    let sides = rec.declares_sizes() && (s.h > u64::from(max_h) || s.w > u64::from(max_w));
+    let at_cap = crate::mutants::active("run-max-elems-exclusive") && s.elems() == u128::from(g.max_elems);
+    sides || at_cap || s.elems() > u128::from(g.max_elems)
+}
+
+/// A fault: an operator whose output has a `clamp` policy sees its inputs clamped to that range,
+/// instead of its results (§3). `None` when the fault is off or the output has no such policy.
+fn clamp_early(g: &Graph, op: &crate::whg1::Op, ins: &[&Tensor]) -> Option<Vec<Tensor>> {
+    if !crate::mutants::active("clamp-policy-before-op") {
+        return None;
+    }
+    let Policy::Clamp(lo, hi) = g.tensors[op.outs[0]].policy else {
+        return None;
+    };
+    let clamped = ins
+        .iter()
+        .map(|t| Tensor {
+            shape: t.shape,
+            data: t.data.iter().map(|v| (*v).clamp(lo, hi)).collect(),
+        })
+        .collect();
+    Some(clamped)
 }

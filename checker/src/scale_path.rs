@@ -65,7 +65,11 @@ type Positions = (Vec<bool>, Vec<Dec>, Vec<Dec>);
 /// Step 3 at every channel and position of `v [C, 16, 16]`: the mask, `likely` and `σ_idx`.
 fn positions(v: &[i64], c: usize, grfs: &[bool]) -> Result<Positions, &'static str> {
     let vd: Vec<Dec> = v.iter().map(|&x| dec(x)).collect();
-    let thr = dec(382);
+    let thr = dec(if crate::mutants::active("scale-path-coded-383") {
+        383
+    } else {
+        382
+    });
     let mask: Vec<bool> = vd.iter().map(|x| scalar::coded(x, &thr)).collect();
     let x = DecTensor {
         shape: [c as u64, 16, 16],
@@ -80,7 +84,8 @@ fn positions(v: &[i64], c: usize, grfs: &[bool]) -> Result<Positions, &'static s
     let (row0, row1, s, n) = (dec(0), dec(1), dec(7), dec(32));
     let mut sigma = Vec::with_capacity(x.data.len());
     for (i, (vi, li)) in x.data.iter().zip(&likely).enumerate() {
-        let row = if grfs[i / 256] { &row0 } else { &row1 };
+        let set = grfs[i / 256] != crate::mutants::active("scale-path-grfs-rows-swapped");
+        let row = if set { &row0 } else { &row1 };
         let rvs = scalar::band_lookup(li, &edges, &table, row).map_err(|r| r.code.name())?;
         sigma.push(scalar::scale_index(&Dec::sum(&[vi, rvs]), &s, &n).map_err(|r| r.code.name())?);
     }
@@ -100,7 +105,12 @@ fn plane(b: &jpegai_int::Bundle, p: &Plane, soz: &[u8]) -> Result<Result<PlaneOu
         Ok(s) => s,
         Err(r) => return Ok(Err(r.code.name())),
     };
-    let z: Vec<i64> = syms[p.skip..].iter().flatten().map(|&s| s - 31).collect();
+    let offset = if crate::mutants::active("scale-path-z-offset-32") {
+        32
+    } else {
+        31
+    };
+    let z: Vec<i64> = syms[p.skip..].iter().flatten().map(|&s| s - offset).collect();
     // 2. The scale graph.
     let c = p.c as u64;
     let given = Given {
@@ -240,7 +250,11 @@ pub fn fill_line(v: &Value) -> Result<String, LineError> {
             let uv = Plane {
                 c: jpegai_int::CUV as usize,
                 rows: &b.cdfs_uv,
-                skip: jpegai_int::CY as usize,
+                skip: if crate::mutants::active("scale-path-chroma-no-skip") {
+                    0
+                } else {
+                    jpegai_int::CY as usize
+                },
                 graph: &guv.graph,
                 latent: &sors,
                 grfs: &grfs_uv,

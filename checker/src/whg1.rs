@@ -575,7 +575,7 @@ fn read_params(opcode: u8, p: &[u8], cin: u64, scalars: &[ScalarRec]) -> R<OpKin
             let e_out = exponent(r.i8()?);
             r.zeros(2)?;
             let table: Vec<i16> = r.ints(65536, 2)?.into_iter().map(|v| v as i16).collect();
-            ensure(table[0] == 0)?;
+            ensure(table[0] == 0 || crate::mutants::active("whg1-lut16-t0-unchecked"))?;
             OpKind::Lut16 { e_in, e_out, table }
         }
         0x05 => OpKind::Add,
@@ -610,7 +610,13 @@ fn read_params(opcode: u8, p: &[u8], cin: u64, scalars: &[ScalarRec]) -> R<OpKin
         0x0D => {
             let a = r.i64()?;
             let f = r.u32()?;
-            ensure(f <= 63)?;
+            ensure(
+                f <= if crate::mutants::active("whg1-leaky-f-64") {
+                    64
+                } else {
+                    63
+                },
+            )?;
             OpKind::Leaky { a, f }
         }
         0x0E => {
@@ -694,7 +700,7 @@ fn read_params(opcode: u8, p: &[u8], cin: u64, scalars: &[ScalarRec]) -> R<OpKin
         _ => return Err(Malformed),
     };
     // Every parameter length is exact.
-    ensure(r.left() == 0)?;
+    ensure(r.left() == 0 || crate::mutants::active("whg1-trailing-params"))?;
     Ok(kind)
 }
 
@@ -714,9 +720,16 @@ pub fn read(bytes: &[u8]) -> R<Graph> {
     let max_elems = r.u32()?;
     let reserved28 = r.u32()?;
     ensure(n_tensors >= 1 && n_ops >= 1 && n_inputs >= 1 && n_outputs >= 1)?;
-    ensure(max_elems >= 1 && u64::from(max_elems) <= CAP)?;
+    let cap = if crate::mutants::active("whg1-max-elems-cap-exclusive") {
+        CAP - 1
+    } else {
+        CAP
+    };
+    ensure(max_elems >= 1 && u64::from(max_elems) <= cap)?;
     // Step 2: reserved header fields.
-    ensure(reserved6 == 0 && reserved22 == 0 && reserved28 == 0)?;
+    ensure(
+        (reserved6 == 0 && reserved22 == 0 && reserved28 == 0) || crate::mutants::active("whg1-reserved-unchecked"),
+    )?;
     // Step 3: the fixed-size tables and 8 bytes per operator record fit in the file.
     let need = 32u64
         + 16 * u64::from(n_scalars)
@@ -763,7 +776,8 @@ pub fn read(bytes: &[u8]) -> R<Graph> {
             init,
         });
     }
-    ensure(inputs.iter().all(|i| i.declares_sizes() == inputs[0].declares_sizes()))?;
+    let mixed = crate::mutants::active("whg1-mixed-sizes");
+    ensure(mixed || inputs.iter().all(|i| i.declares_sizes() == inputs[0].declares_sizes()))?;
     let mut outputs = Vec::with_capacity(usize::from(n_outputs));
     for _ in 0..n_outputs {
         let t = r.u32()? as usize;
@@ -885,7 +899,7 @@ fn graph_rules(g: &Graph) -> R<()> {
         let out_t = g.outputs[i.src as usize];
         ensure(g.tensors[out_t].channels == g.tensors[i.tensor].channels)?;
         let (lo, hi) = g.tensors[i.tensor].policy.range().ok_or(Malformed)?;
-        ensure(lo <= i.init && i.init <= hi)?;
+        ensure((lo <= i.init && i.init <= hi) || crate::mutants::active("whg1-state-init-unchecked"))?;
     }
     // Exponent rules.
     for op in &g.ops {
@@ -894,11 +908,12 @@ fn graph_rules(g: &Graph) -> R<()> {
             es.iter().all(|e| e.is_none()) || (es.iter().all(|e| e.is_some()) && es.windows(2).all(|w| w[0] == w[1]))
         };
         match &op.kind {
+            OpKind::Add | OpKind::Concat | OpKind::ChunkAdd if crate::mutants::active("whg1-exponents-unchecked") => {}
             OpKind::Add | OpKind::Concat | OpKind::ChunkAdd => {
                 ensure(all_equal(&mut op.ins.iter().chain(op.outs.iter()).copied()))?;
             }
             OpKind::Lut16 { e_in, e_out, .. } => {
-                ensure(*e_in == g.tensors[op.ins[0]].exponent)?;
+                ensure(*e_in == g.tensors[op.ins[0]].exponent || crate::mutants::active("whg1-lut16-e-in-unchecked"))?;
                 ensure(*e_out == g.tensors[op.outs[0]].exponent)?;
             }
             _ => {}

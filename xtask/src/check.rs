@@ -84,7 +84,7 @@ pub fn differences(root: &Path, tree: &Path, bin: &Path) -> Result<Vec<String>, 
         })
         .collect::<Result<_, String>>()?;
     differences.extend(refilled.into_iter().flatten());
-    differences.extend(certificate_sets(tree, &bin.join("wai-checker")));
+    differences.extend(certificate_sets(tree, &bin.join("wai-checker"), None));
     eprintln!(
         "check: refilled and lowered with wai-checker in {:.1} s",
         start.elapsed().as_secs_f64()
@@ -154,15 +154,16 @@ fn sets(tree: &Path) -> (Vec<Set>, Vec<String>) {
 }
 
 /// Each set's files (everything in its folder but the lowered graphs) through `wai-checker lower`,
-/// the outputs against the committed ones.
-fn certificate_sets(tree: &Path, checker: &Path) -> Vec<String> {
+/// the outputs against the committed ones. With `mutant`, the checker runs with `WAI_MUTANT` set to
+/// it (a build with the `mutants` feature, `cargo xtask mutants`).
+pub fn certificate_sets(tree: &Path, checker: &Path, mutant: Option<&str>) -> Vec<String> {
     let (sets, mut out) = sets(tree);
-    let per_set: Vec<Vec<String>> = sets.par_iter().map(|s| lower_set(tree, checker, s)).collect();
+    let per_set: Vec<Vec<String>> = sets.par_iter().map(|s| lower_set(tree, checker, s, mutant)).collect();
     out.extend(per_set.into_iter().flatten());
     out
 }
 
-fn lower_set(tree: &Path, checker: &Path, set: &Set) -> Vec<String> {
+fn lower_set(tree: &Path, checker: &Path, set: &Set, mutant: Option<&str>) -> Vec<String> {
     let folder = tree.join(&set.dir);
     let Some(lowering) = lowering_of(&set.capability) else {
         return vec![format!("{}: no lowering is registered for {}", set.dir, set.capability)];
@@ -187,12 +188,14 @@ fn lower_set(tree: &Path, checker: &Path, set: &Set) -> Vec<String> {
         ));
     }
     let scratch = std::env::temp_dir().join(format!(
-        "wai-lower-{}-{}",
+        "wai-lower-{}-{}-{}",
         std::process::id(),
+        mutant.unwrap_or("plain"),
         set.dir.replace('/', "_")
     ));
     let _ = std::fs::remove_dir_all(&scratch);
     let run = Command::new(checker)
+        .envs(mutant.map(|m| ("WAI_MUTANT", m)))
         .current_dir(&folder)
         .args([
             "lower",

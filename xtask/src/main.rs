@@ -10,12 +10,15 @@
 //! - `fuzz TARGET [--seconds N]`: one fuzz target under libFuzzer with docs/fuzzing.md's limits.
 //! - `diff REV`: what changed in `ops-conformance/` since a git revision, record by record.
 //! - `grade`: a third-party `fill` against the committed tree, with verdicts per profile.
+//! - `mutants`: the mutation audit: every fault of the checker's catalogue over the whole tree, each
+//!   killed by a vector or shown equivalent; writes docs/mutation-audit.md.
 //! - `bench`: speed, measured and reported, written to docs/bench.md (the gate, certification,
 //!   fill and grading, CIS-2).
 
 mod bench;
 mod diff;
 mod fuzz_diff;
+mod mutants;
 
 use xtask::{build, check, run};
 
@@ -36,8 +39,9 @@ fn main() -> ExitCode {
         Some("diff") => diff::run(&root, &args[1..]),
         Some("fuzz-seeds") => fuzz_seeds(&root),
         Some("fuzz") => fuzz(&root, &args[1..]),
+        Some("mutants") => mutants::main(&root, &args[1..]),
         _ => Err(
-            "usage: cargo xtask <regen | coverage [--quiet] [--only OPS] | check | fuzz-diff [--cases N] [--start S] | fuzz-seeds | fuzz TARGET [--seconds N] | bench [--runs N] | diff REV | grade --impl CMD [--suite S] [--only F] [--profile P] [--include-provisional] [--timeout SECS] [--json FILE] [--markdown FILE]>"
+            "usage: cargo xtask <regen | coverage [--quiet] [--only OPS] | check | fuzz-diff [--cases N] [--start S] | fuzz-seeds | fuzz TARGET [--seconds N] | bench [--runs N] | mutants [--only NAMES] [--jobs N] [--all] | diff REV | grade --impl CMD [--suite S] [--only F] [--profile P] [--include-provisional] [--strict] [--timeout SECS] [--json FILE] [--markdown FILE]>"
                 .to_string(),
         ),
     };

@@ -61,7 +61,7 @@ fn options(implementation: String, suites: &[&str], timeout: f64) -> Options {
 fn run(mutant: Option<&str>, suites: &[&str], timeout: f64) -> Vec<FileGrade> {
     let implementation = match mutant {
         None => format!("{} fill", checker(false).display()),
-        Some(m) => format!("WAI_CHECKER_MUTANT={m} {} fill", checker(true).display()),
+        Some(m) => format!("WAI_MUTANT={m} {} fill", checker(true).display()),
     };
     grade::grade(
         &root().join("ops-conformance"),

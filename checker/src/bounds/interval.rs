@@ -38,6 +38,7 @@ impl Iv {
 pub fn hull_into(acc: &mut Option<Iv>, v: Iv) {
     *acc = Some(match *acc {
         None => v,
+        Some(a) if crate::mutants::active("iv-hull-keeps-first") => a,
         Some(a) => a.hull(v),
     });
 }
@@ -45,6 +46,13 @@ pub fn hull_into(acc: &mut Option<Iv>, v: Iv) {
 impl Ctx {
     /// The corner hull of two intervals (§8.2): `[min, max]` of the four corner products.
     pub fn corner(&mut self, a: Iv, b: Iv) -> Iv {
+        if crate::mutants::active("iv-corner-two-products") {
+            let (x, y) = (self.mul(a.lo, b.lo), self.mul(a.hi, b.hi));
+            return Iv {
+                lo: x.min(y),
+                hi: x.max(y),
+            };
+        }
         let c = [
             self.mul(a.lo, b.lo),
             self.mul(a.lo, b.hi),

@@ -23,10 +23,17 @@ pub fn acc32_params(op: &Op) -> Vec<&'static str> {
         if !rq.mult.iter().all(|&m| fits_i32(m)) {
             out.push("rq.mult");
         }
-        if !rq.shift.iter().all(|&s| s <= 63) {
+        let max_shift = if crate::mutants::active("acc32-shift-64") {
+            64
+        } else {
+            63
+        };
+        if !rq.shift.iter().all(|&s| s <= max_shift) {
             out.push("rq.shift");
         }
-        if rq.placement == Placement::Post && !rq.bias.iter().all(|&b| fits_i32(b)) {
+        let placed = rq.placement == Placement::Post
+            || (rq.placement == Placement::Pre && crate::mutants::active("acc32-pre-bias-checked"));
+        if placed && !rq.bias.iter().all(|&b| fits_i32(b)) {
             out.push("rq.post_bias");
         }
     };
@@ -58,11 +65,11 @@ pub fn acc32_params(op: &Op) -> Vec<&'static str> {
             if !gamma.iter().all(|&v| fits_i32(v)) {
                 out.push("igdn.gamma");
             }
-            if *gf > 63 || *frac > 63 {
+            if *gf > 63 || (*frac > 63 && !crate::mutants::active("acc32-igdn-frac-unchecked")) {
                 out.push("igdn.shift");
             }
         }
-        OpKind::Leaky { a, .. } if !fits_i32(*a) => {
+        OpKind::Leaky { a, .. } if !fits_i32(*a) && !crate::mutants::active("acc32-leaky-a-unchecked") => {
             out.push("leaky.a");
         }
         _ => {}
@@ -80,13 +87,18 @@ pub fn npu_flags(g: &Graph, op: &Op) -> Vec<&'static str> {
         if rq.round == Round::Floor && rq.has_mult() {
             f.push("rq_floor_mult");
         }
-        if rq.placement == Placement::Post {
+        if rq.placement == Placement::Post && !crate::mutants::active("npu-post-bias-flag-missing") {
             f.push("rq_post_bias");
         }
-        if rq.mult.iter().any(|&m| m < 0) {
+        if rq.mult.iter().any(|&m| m < 0) && !crate::mutants::active("npu-neg-mult-flag-missing") {
             f.push("rq_neg_mult");
         }
-        if rq.shift.iter().any(|&s| s > 31) {
+        let limit = if crate::mutants::active("npu-shift-range-32") {
+            32
+        } else {
+            31
+        };
+        if rq.shift.iter().any(|&s| s > limit) {
             f.push("rq_shift_range");
         }
     };
@@ -117,7 +129,7 @@ pub fn npu_flags(g: &Graph, op: &Op) -> Vec<&'static str> {
                 .ins
                 .iter()
                 .any(|&t| g.inputs.iter().any(|i| i.tensor == t && i.kind == Kind::State));
-            if state {
+            if state && !crate::mutants::active("npu-state-add-missing") {
                 f.push("state_add");
             }
         }
@@ -142,10 +154,17 @@ pub fn npu_reasons(g: &Graph, op: &Op) -> Vec<String> {
         OpKind::Conv(p) => {
             let cin = g.channels(op.ins[0]);
             let groups = u64::from(p.groups);
-            let bad = (groups != 1 && groups != cin) || (groups == cin && groups > 1 && u64::from(p.cout) != cin);
+            let cout_checked = !crate::mutants::active("npu-depthwise-cout-unchecked");
+            let bad = (groups != 1 && groups != cin)
+                || (cout_checked && groups == cin && groups > 1 && u64::from(p.cout) != cin);
             if bad { vec!["conv_groups".to_string()] } else { vec![] }
         }
-        OpKind::Crop(ops) if ops.iter().any(|o| matches!(o, Operand::Scalar(_))) => vec!["crop_scalar".to_string()],
+        OpKind::Crop(ops)
+            if ops.iter().any(|o| matches!(o, Operand::Scalar(_)))
+                && !crate::mutants::active("npu-crop-scalar-missing") =>
+        {
+            vec!["crop_scalar".to_string()]
+        }
         _ => vec![],
     }
 }

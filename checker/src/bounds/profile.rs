@@ -14,7 +14,7 @@ pub struct Why {
 
 /// The first reason a node fails `p` (§8.5, *What a node fits* and *First failure*), or `None`.
 pub fn node_failure(op: &Op, g: &Graph, node: &Node, p: Profile) -> Option<Why> {
-    if node.saturated {
+    if node.saturated && !crate::mutants::active("profile-saturated-fits") {
         return Some(Why {
             key: "saturated".into(),
             bits: None,
@@ -25,6 +25,9 @@ pub fn node_failure(op: &Op, g: &Graph, node: &Node, p: Profile) -> Option<Why> 
         if bits > width {
             let better = match &worst {
                 None => true,
+                Some((b, k)) if crate::mutants::active("first-failure-tie-reversed") => {
+                    bits > *b || (bits == *b && key.as_bytes() > k.as_bytes())
+                }
                 Some((b, k)) => bits > *b || (bits == *b && key.as_bytes() < k.as_bytes()),
             };
             if better {
@@ -35,8 +38,10 @@ pub fn node_failure(op: &Op, g: &Graph, node: &Node, p: Profile) -> Option<Why> 
     for (key, class, iv) in &node.rec.items {
         consider((*key).to_string(), iv.bits(), class.width(p));
     }
-    for (k, r) in node.results.iter().enumerate() {
-        consider(format!("out.{k}"), r.bits(), Class::Tensor.width(p));
+    if !crate::mutants::active("profile-results-unchecked") {
+        for (k, r) in node.results.iter().enumerate() {
+            consider(format!("out.{k}"), r.bits(), Class::Tensor.width(p));
+        }
     }
     if let Some((bits, key)) = worst {
         return Some(Why { key, bits: Some(bits) });
@@ -52,6 +57,7 @@ pub fn node_failure(op: &Op, g: &Graph, node: &Node, p: Profile) -> Option<Why> 
             .outs
             .iter()
             .any(|&t| matches!(g.tensors[t].policy, Policy::Check(..)))
+            && !crate::mutants::active("profile-check-policy-allowed")
         {
             return Some(Why {
                 key: "policy.check".into(),
@@ -83,7 +89,8 @@ pub fn first_failure(graphs: &[(&str, &Graph, &Pass)], p: Profile) -> Option<Fai
                 why,
             })
         };
-        for (i, inp) in g.inputs.iter().enumerate() {
+        let ranges_checked = !(p == Profile::Acc32 && crate::mutants::active("acc32-input-ranges-unchecked"));
+        for (i, inp) in g.inputs.iter().enumerate().filter(|_| ranges_checked) {
             let (lo, hi) = g.tensors[inp.tensor]
                 .policy
                 .range()

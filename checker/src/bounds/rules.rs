@@ -83,14 +83,23 @@ fn r_round(c: &mut Ctx, p: S, s: u32, round: Round) -> S {
 fn rq_pq(c: &mut Ctx, t: Iv, m: S, s: u32, round: Round) -> (Iv, Iv) {
     let a1 = c.mul(t.lo, m);
     let a2 = c.mul(t.hi, m);
-    let p = Iv::new(a1.min(a2), a1.max(a2));
-    let addend = if round != Round::Floor && s >= 1 {
+    let p = if crate::mutants::active("iv-rq-p-unordered") {
+        Iv::new(a1, a2)
+    } else {
+        Iv::new(a1.min(a2), a1.max(a2))
+    };
+    let addend = if round != Round::Floor && s >= 1 && !crate::mutants::active("iv-rq-p-no-addend") {
         S::pow2(s - 1)
     } else {
         S::ZERO
     };
     let p_rec = Iv::new(p.lo, c.add(p.hi, addend));
-    let q = Iv::new(r_round(c, p.lo, s, round), r_round(c, p.hi, s, round));
+    let q_from = if crate::mutants::active("iv-rq-q-with-addend") {
+        p_rec
+    } else {
+        p
+    };
+    let q = Iv::new(r_round(c, q_from.lo, s, round), r_round(c, q_from.hi, s, round));
     (p_rec, q)
 }
 
@@ -101,7 +110,12 @@ fn rq_rule(c: &mut Ctx, rec: &mut Rec, rq: &Rq, o: usize, t: Iv) -> Iv {
     let (p, q) = rq_pq(c, t, m, rq.shift(o), rq.round);
     rec.put("rq.p", Class::Product, p);
     rec.put("rq.q", Class::Acc, q);
-    let y = c.add_iv(q, si(rq.post(o)));
+    let post = if crate::mutants::active("iv-rq-post-bias-ignored") {
+        0
+    } else {
+        rq.post(o)
+    };
+    let y = c.add_iv(q, si(post));
     rec.put("rq.y", Class::Acc, y);
     y
 }
@@ -115,7 +129,11 @@ fn rq_channels(rq: &Rq) -> usize {
 /// §8.2's closed form of `A(K, b)` for terms that are weights times one interval `[l, h]`, from the
 /// sums of the positive (`sp`) and negative (`sn`) weights.
 fn partial_sum(c: &mut Ctx, x: Iv, sp: i128, sn: i128, b: i64) -> Iv {
-    let b = si(b);
+    let b = if crate::mutants::active("iv-partial-sum-no-bias") {
+        S::ZERO
+    } else {
+        si(b)
+    };
     let l0 = x.lo.min(S::ZERO);
     let h0 = x.hi.max(S::ZERO);
     let (sp, sn) = (S::from_i128(sp), S::from_i128(sn));
@@ -150,7 +168,10 @@ fn k_c(c: &mut Ctx, term: Iv) -> Option<S> {
     let b = c.abs(term.hi);
     let p = a.max(b);
     if p.is_zero() {
-        None
+        crate::mutants::active("kc-zero-when-unbounded").then_some(S::ZERO)
+    } else if crate::mutants::active("kc-ceil") {
+        let q = c.div_floor(S::from_i128(-((1 << 31) - 1)), p);
+        Some(c.neg(q))
     } else {
         Some(c.div_floor(S::from_i128((1 << 31) - 1), p))
     }
@@ -164,8 +185,13 @@ fn exp_rule(c: &mut Ctx, rec: &mut Rec, u: Iv) {
     let nhi = c.div_floor(u.hi, k);
     let nl = Iv::new(c.mul(k, nlo), c.mul(k, nhi));
     rec.put("exp.nl", Class::Acc, nl);
+    let t_lo = if crate::mutants::active("iv-exp-t2-from-zero") {
+        0
+    } else {
+        43245
+    };
     let t2 = Iv::new(
-        c.mul(S::from_i128(43245), S::from_i128(43245)),
+        c.mul(S::from_i128(t_lo), S::from_i128(t_lo)),
         c.mul(S::from_i128(88670), S::from_i128(88670)),
     );
     rec.put("exp.t2", Class::Acc, t2);
@@ -181,7 +207,12 @@ fn abs_image(c: &mut Ctx, x: Iv) -> Iv {
         Iv::new(c.neg(x.hi), c.neg(x.lo))
     } else {
         let nl = c.neg(x.lo);
-        Iv::new(S::ZERO, nl.max(x.hi))
+        let lo = if crate::mutants::active("iv-abs-straddle-lo") {
+            nl.min(x.hi)
+        } else {
+            S::ZERO
+        };
+        Iv::new(lo, nl.max(x.hi))
     }
 }
 
@@ -241,8 +272,10 @@ fn rule(
             let (cout, kh, kw) = (p.cout as usize, p.kh as usize, p.kw as usize);
             let (sh, sw) = (p.sh as usize, p.sw as usize);
             // Residues that hold taps: ρy < min(sh, kh), ρx < min(sw, kw) (B11).
+            let one_residue = crate::mutants::active("iv-convt-one-residue");
+            let (sh, sw) = if one_residue { (1, 1) } else { (sh, sw) };
             let (ry, rx) = (sh.min(kh), sw.min(kw));
-            let empty_residue = sh > kh || sw > kw;
+            let empty_residue = (sh > kh || sw > kw) && !crate::mutants::active("iv-convt-empty-residue-missed");
             let mut y: Option<Iv> = None;
             for o in 0..cout {
                 let mut sums = vec![(0i128, 0i128); ry * rx];
@@ -297,7 +330,12 @@ fn rule(
             let mut q: Option<Iv> = None;
             for ch in 0..n_c {
                 rec.put("rq.t", Class::Acc, x);
-                for r in sc.lo..=sc.hi {
+                let rows = if crate::mutants::active("iv-chscale-all-rows") {
+                    0..=(m.len() / n_c) as i64 - 1
+                } else {
+                    sc.lo..=sc.hi
+                };
+                for r in rows {
                     let mv = m[r as usize * n_c + ch];
                     let (p_iv, q_iv) = rq_pq(c, x, si(mv), s, *round);
                     rec.put("rq.p", Class::Product, p_iv);
@@ -333,7 +371,16 @@ fn rule(
             let term = c.corner(x, ins[1]);
             let n = if is_gram {
                 let s = in_shape(0);
-                u128::from(s.h) * u128::from(s.w)
+                if crate::mutants::active("iv-gram-length-h") {
+                    u128::from(s.h)
+                } else {
+                    u128::from(s.h) * u128::from(s.w)
+                }
+            } else if crate::mutants::active("iv-apply-length-groups") {
+                let OpKind::Apply { groups, .. } = op.kind else {
+                    unreachable!()
+                };
+                u128::from(groups)
             } else {
                 let OpKind::Apply { groups, .. } = op.kind else {
                     unreachable!()
@@ -364,19 +411,29 @@ fn rule(
             plain(vec![Iv::new(c.add(x.lo, b.lo), c.add(x.hi, b.hi))])
         }
         OpKind::ChunkAdd => {
-            let two = S::from_i128(2);
+            let two = S::from_i128(if crate::mutants::active("iv-chunk-add-one-term") {
+                1
+            } else {
+                2
+            });
             plain(vec![Iv::new(c.mul(two, x.lo), c.mul(two, x.hi))])
         }
         OpKind::Clamp(lo, hi) => {
             let (lo, hi) = (si(*lo), si(*hi));
             plain(vec![Iv::new(x.lo.max(lo).min(hi), x.hi.max(lo).min(hi))])
         }
+        OpKind::Relu if crate::mutants::active("iv-relu-lo-kept") => plain(vec![Iv::new(x.lo, x.hi.max(S::ZERO))]),
         OpKind::Relu => plain(vec![Iv::new(x.lo.max(S::ZERO), x.hi.max(S::ZERO))]),
         OpKind::Abs => plain(vec![abs_image(c, x)]),
         OpKind::Leaky { a, f } => {
             let mut out: Option<Iv> = None;
             if x.lo.is_neg() {
-                let neg_part = Iv::new(x.lo, x.hi.min(S::from_i128(-1)));
+                let top = if crate::mutants::active("iv-leaky-neg-part-full") {
+                    x.hi
+                } else {
+                    x.hi.min(S::from_i128(-1))
+                };
+                let neg_part = Iv::new(x.lo, top);
                 let p = c.corner(neg_part, Iv::point(si(*a)));
                 rec.put("leaky.p", Class::Acc, p);
                 hull_into(&mut out, c.shr_iv(p, *f));
@@ -393,7 +450,11 @@ fn rule(
                 (Some(lo), Some(hi)) if lo >= -32767 && hi <= 32767 => (lo, hi),
                 _ => return Err(Refuse::Lut16Range(k)),
             };
-            let vals = &table[(lo + 32768) as usize..=(hi + 32768) as usize];
+            let vals = if crate::mutants::active("iv-lut16-ends-only") {
+                &[table[(lo + 32768) as usize], table[(hi + 32768) as usize]][..]
+            } else {
+                &table[(lo + 32768) as usize..=(hi + 32768) as usize]
+            };
             let (a, b) = (
                 vals.iter().min().copied().unwrap_or(0),
                 vals.iter().max().copied().unwrap_or(0),
@@ -404,7 +465,8 @@ fn rule(
             let n = cin as usize;
             let l2 = c.mul(x.lo, x.lo);
             let h2 = c.mul(x.hi, x.hi);
-            let x2 = if x.lo <= S::ZERO && S::ZERO <= x.hi {
+            let straddles = x.lo <= S::ZERO && S::ZERO <= x.hi && !crate::mutants::active("iv-igdn-x2-no-zero");
+            let x2 = if straddles {
                 Iv::new(S::ZERO, l2.max(h2))
             } else {
                 Iv::new(l2.min(h2), l2.max(h2))
@@ -414,8 +476,13 @@ fn rule(
             let mut term_hull: Option<Iv> = None;
             for i in 0..n {
                 let b = si(beta[i]);
-                let mut n_lo = b.min(S::ZERO);
-                let mut n_hi = b.max(S::ZERO);
+                let nb = if crate::mutants::active("iv-igdn-n-no-beta") {
+                    S::ZERO
+                } else {
+                    b
+                };
+                let mut n_lo = nb.min(S::ZERO);
+                let mut n_hi = nb.max(S::ZERO);
                 let (mut f_lo, mut f_hi) = (b, b);
                 for j in 0..n {
                     let gx2 = c.corner(Iv::point(si(gamma[i * n + j])), x2);
@@ -428,6 +495,11 @@ fn rule(
                     f_hi = c.add(f_hi, term.hi);
                 }
                 rec.put("igdn.N", Class::Wide, Iv::new(n_lo, n_hi));
+                let (f_lo, f_hi) = if crate::mutants::active("iv-igdn-r-from-n") {
+                    (n_lo, n_hi)
+                } else {
+                    (f_lo, f_hi)
+                };
                 let r = Iv::new(c.isqrt(f_lo.max(S::ZERO)), c.isqrt(f_hi.max(S::ZERO)));
                 rec.put("igdn.r", Class::Acc, r);
                 let xr = c.corner(x, r);
@@ -445,7 +517,11 @@ fn rule(
         }
         OpKind::LayerNorm { eps, gamma, beta } => {
             let cc = su(cin);
-            let half_c = su(cin / 2);
+            let half_c = su(if crate::mutants::active("iv-ln-m-no-half") {
+                0
+            } else {
+                cin / 2
+            });
             let (l, h) = (x.lo, x.hi);
             let s_iv = Iv::new(c.mul(cc, l.min(S::ZERO)), c.mul(cc, h.max(S::ZERO)));
             rec.put("ln.S", Class::Wide, s_iv);
@@ -478,7 +554,11 @@ fn rule(
             let na = c.neg(a);
             let fl = c.div_floor(na, r0);
             let dk2 = c.neg(fl);
-            let dd = dk1.min(dk2);
+            let dd = if crate::mutants::active("iv-ln-dk-no-min") {
+                dk1
+            } else {
+                dk1.min(dk2)
+            };
             let ndd = c.neg(dd);
             rec.put("ln.dk", Class::Wide, Iv::new(ndd, dd));
             // N = min(⌊(h − l)·⌊2^32/r0⌋ / 2^16⌋ + 1, N_max)
@@ -510,7 +590,11 @@ fn rule(
             let x2 = c.mul(xx, xx);
             let t = c.mul(l, x2);
             let e = su(*eps);
-            let t = c.add(t, e);
+            let t = if crate::mutants::active("iv-l2-t-no-eps") {
+                t
+            } else {
+                c.add(t, e)
+            };
             rec.put("l2.T", Class::Wide, Iv::new(S::ZERO, t));
             let two32 = S::pow2(32);
             rec.put("rsq.num", Class::Acc, Iv::point(two32));
@@ -527,7 +611,11 @@ fn rule(
             rec.put("sm.diff", Class::Acc, Iv::new(diff, S::ZERO));
             let u = c.sub(x.hi, x.lo);
             exp_rule(c, rec, Iv::new(S::ZERO, u));
-            let e = S::from_i128(65553);
+            let e = S::from_i128(if crate::mutants::active("iv-softmax-e-2^16") {
+                65536
+            } else {
+                65553
+            });
             let sum = c.mul(wmax, e);
             rec.put("sm.sum", Class::Acc, Iv::new(S::ZERO, sum));
             let a = c.mul(e, S::pow2(16));
@@ -540,7 +628,11 @@ fn rule(
         OpKind::Sigmoid => {
             let u = abs_image(c, x);
             exp_rule(c, rec, u);
-            let num = c.mul(S::from_i128(65553), S::pow2(16));
+            let num = if crate::mutants::active("iv-sigmoid-num-2^32") {
+                S::pow2(32)
+            } else {
+                c.mul(S::from_i128(65553), S::pow2(16))
+            };
             rec.put("sig.num", Class::Acc, Iv::new(S::ZERO, num));
             plain(vec![Iv::new(S::ZERO, S::pow2(16))])
         }
@@ -549,7 +641,12 @@ fn rule(
             let nl = c.neg(x.lo);
             exp_rule(c, rec, Iv::new(S::ZERO.max(nh), S::ZERO.max(nl)));
             let n16 = c.neg(S::pow2(16));
-            let p = c.corner(Iv::point(si(*alpha)), Iv::new(n16, S::from_i128(17)));
+            let top = if crate::mutants::active("iv-elu-p-no-17") {
+                0
+            } else {
+                17
+            };
+            let p = c.corner(Iv::point(si(*alpha)), Iv::new(n16, S::from_i128(top)));
             rec.put("elu.p", Class::Wide, p);
             let mut y: Option<Iv> = None;
             if x.hi > S::ZERO {
@@ -602,13 +699,18 @@ pub fn pass(g: &Graph, shapes: Option<&[Option<Shape>]>) -> Result<Pass, Refuse>
         for (&t, &r) in op.outs.iter().zip(&out.results) {
             let iv = match g.tensors[t].policy {
                 Policy::Derived => r,
+                Policy::Clamp(..) if crate::mutants::active("iv-clamp-policy-ignored") => r,
                 Policy::Clamp(lo, hi) => {
                     let (lo, hi) = (si(lo), si(hi));
                     Iv::new(r.lo.max(lo).min(hi), r.hi.max(lo).min(hi))
                 }
                 Policy::Check(lo, hi) => {
-                    let iv = Iv::new(r.lo.max(si(lo)), r.hi.min(si(hi)));
-                    if iv.lo > iv.hi {
+                    let iv = if crate::mutants::active("iv-check-policy-derived") {
+                        r
+                    } else {
+                        Iv::new(r.lo.max(si(lo)), r.hi.min(si(hi)))
+                    };
+                    if iv.lo > iv.hi && !crate::mutants::active("iv-check-empty-accepted") {
                         return Err(Refuse::EmptyCheck(k));
                     }
                     iv
@@ -617,7 +719,11 @@ pub fn pass(g: &Graph, shapes: Option<&[Option<Shape>]>) -> Result<Pass, Refuse>
             tensors[t] = Some(iv);
             outs.push(iv);
         }
-        let a_bits = out.mac.then(|| ins.iter().map(|iv| iv.bits()).collect());
+        let a_bits = if crate::mutants::active("mac-a-bits-of-outputs") {
+            out.mac.then(|| outs.iter().map(|iv| iv.bits()).collect())
+        } else {
+            out.mac.then(|| ins.iter().map(|iv| iv.bits()).collect())
+        };
         nodes.push(Node {
             saturated: c.saturated,
             rec,

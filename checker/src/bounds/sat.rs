@@ -48,7 +48,10 @@ impl S {
                 let v = m.as_i256();
                 (S::V(if neg { -v } else { v }), false)
             }
-            Some(m) if m == HALF => (if neg { S::BOTTOM } else { S::Top }, false),
+            Some(m) if m == HALF => (
+                if neg { S::BOTTOM } else { S::Top },
+                crate::mutants::active("sat-bound-counts-as-saturated"),
+            ),
             _ => (if neg { S::BOTTOM } else { S::Top }, true),
         }
     }
@@ -87,7 +90,11 @@ pub fn bits(v: S) -> u32 {
         S::Top => 257,
         S::V(v) => {
             // For v ≥ 0, N = bit length of v plus the sign bit; for v < 0, that of !v = −v − 1.
-            let m = if v < 0 { !v } else { v };
+            let m = match v < 0 {
+                true if crate::mutants::active("bits-negative-magnitude") => v.wrapping_neg(),
+                true => !v,
+                false => v,
+            };
             256 - m.leading_zeros() + 1
         }
     }
@@ -118,7 +125,7 @@ pub struct Ctx {
 
 impl Ctx {
     fn note(&mut self, (v, changed): (S, bool)) -> S {
-        self.saturated |= changed;
+        self.saturated |= changed && !crate::mutants::active("sat-never-flagged");
         v
     }
 

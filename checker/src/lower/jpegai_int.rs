@@ -213,7 +213,11 @@ fn scale_graph(cz: u64, blocks: &[Block; 3], gains: &[i64]) -> R<Vec<u8>> {
             shift: b.shifts.iter().map(|&s| s as u8).collect(),
             bias_v: b.bias.clone(),
         };
-        let pad = (b.k - 1) / 2;
+        let pad = if crate::mutants::active("jpegai-conv-unpadded") {
+            0
+        } else {
+            (b.k - 1) / 2
+        };
         let params = P::new()
             .u32(b.cout as u32)
             .u32(b.k)
@@ -233,7 +237,11 @@ fn scale_graph(cz: u64, blocks: &[Block; 3], gains: &[i64]) -> R<Vec<u8>> {
     x = f.op1(opcode::CLAMP, &[x], cz, clamp_params(0, 3967));
     let rq = RqW {
         round: 0,
-        bias: 1,
+        bias: if crate::mutants::active("jpegai-gain-post") {
+            2
+        } else {
+            1
+        },
         m_kind: 0,
         s_kind: 1,
         m_bytes: 0,

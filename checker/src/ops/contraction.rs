@@ -6,7 +6,12 @@ use crate::plan::Shape;
 use crate::whg1::Rq;
 
 fn requant(rq: &Rq, sum: i64) -> E<i64> {
-    let q = ck(r_round(i128::from(sum), rq.shift(0), rq.round), "rq.q")?;
+    let round = if crate::mutants::active("contraction-round-floor") {
+        crate::num::Round::Floor
+    } else {
+        rq.round
+    };
+    let q = ck(r_round(i128::from(sum), rq.shift(0), round), "rq.q")?;
     ck(i64::try_from(q).ok(), "rq.q")
 }
 
@@ -15,8 +20,18 @@ pub fn gram(a: &Tensor, b: &Tensor, groups: u32, rq: &Rq, o: Shape) -> E<Tensor>
     let (c, _, _) = a.dims();
     let d = c / groups as usize;
     let mut data = Vec::with_capacity(c * d);
+    let (a, b) = if crate::mutants::active("gram-operands-swapped") {
+        (b, a)
+    } else {
+        (a, b)
+    };
+    let g_base = if crate::mutants::active("gram-group-offset-missing") {
+        0
+    } else {
+        1
+    };
     for row in 0..c {
-        let g = row / d;
+        let g = row / d * g_base;
         let pa = a.plane(row);
         for j in 0..d {
             let pb = b.plane(g * d + j);
@@ -36,8 +51,13 @@ pub fn apply(a: &Tensor, v: &Tensor, groups: u32, rq: &Rq) -> E<Tensor> {
     let d = c / groups as usize;
     let n = h * w;
     let mut data = Vec::with_capacity(v.data.len());
+    let g_base = if crate::mutants::active("apply-group-offset-missing") {
+        0
+    } else {
+        1
+    };
     for row in 0..c {
-        let g = row / d;
+        let g = row / d * g_base;
         let arow = a.plane(row);
         for pos in 0..n {
             let mut acc: i64 = 0;

@@ -26,7 +26,17 @@ pub fn rescale(q: &Rq, x: &Tensor) -> E<Tensor> {
 /// `chscale`: `R_round(v · M[r][c], s)` with `r` the scalar's value.
 pub fn chscale(x: &Tensor, r: i64, round: Round, s: u32, m: &[i64]) -> E<Tensor> {
     let (c, h, w) = x.dims();
-    let row = &m[r as usize * c..(r as usize + 1) * c];
+    let r = if crate::mutants::active("chscale-row-0") {
+        0
+    } else {
+        r as usize
+    };
+    let row: Vec<i64> = if crate::mutants::active("chscale-table-transposed") {
+        let rows = m.len() / c;
+        (0..c).map(|ch| m[ch * rows + r]).collect()
+    } else {
+        m[r * c..(r + 1) * c].to_vec()
+    };
     let mut data = Vec::with_capacity(x.data.len());
     for (ch, &mult) in row.iter().enumerate() {
         for &v in &x.data[ch * h * w..(ch + 1) * h * w] {
@@ -43,7 +53,11 @@ pub fn mul(q: &Rq, a: &Tensor, b: &Tensor) -> E<Tensor> {
     let n = h * w;
     let mut data = Vec::with_capacity(a.data.len());
     for ch in 0..c {
-        let bp = if b.shape.c == 1 { b.plane(0) } else { b.plane(ch) };
+        let bp = if b.shape.c == 1 || crate::mutants::active("mul-b-plane-0") {
+            b.plane(0)
+        } else {
+            b.plane(ch)
+        };
         for (k, &av) in a.plane(ch).iter().enumerate() {
             let p = ck(av.checked_mul(bp[k]), "mul.p")?;
             data.push(rq::apply(q, ch, p)?);
@@ -55,7 +69,12 @@ pub fn mul(q: &Rq, a: &Tensor, b: &Tensor) -> E<Tensor> {
 
 pub fn lut16(x: &Tensor, table: &[i16]) -> E<Tensor> {
     map(x, |v| {
-        let i = ck(v.checked_add(32768), "lut16 index")?;
+        let offset = if crate::mutants::active("lut16-offset-32767") {
+            32767
+        } else {
+            32768
+        };
+        let i = ck(v.checked_add(offset), "lut16 index")?;
         let e = ck(usize::try_from(i).ok().and_then(|i| table.get(i)), "lut16 index")?;
         Ok(i64::from(*e))
     })
@@ -73,6 +92,9 @@ pub fn add(a: &Tensor, b: &Tensor) -> E<Tensor> {
 
 /// `chunk_add`: `out[c] = in[c] + in[c + C/2]`.
 pub fn chunk_add(x: &Tensor) -> E<Tensor> {
+    if crate::mutants::active("chunk-add-interleaved") {
+        return chunk_add_interleaved(x);
+    }
     let half = x.data.len() / 2;
     let data = x.data[..half]
         .iter()
@@ -84,13 +106,39 @@ pub fn chunk_add(x: &Tensor) -> E<Tensor> {
     Ok(Tensor { shape, data })
 }
 
+/// A fault: `out[c] = in[2c] + in[2c + 1]`, the channel pairs taken side by side.
+fn chunk_add_interleaved(x: &Tensor) -> E<Tensor> {
+    let (c, h, w) = x.dims();
+    let n = h * w;
+    let mut data = Vec::with_capacity(x.data.len() / 2);
+    for ch in 0..c / 2 {
+        for k in 0..n {
+            data.push(ck(
+                x.data[2 * ch * n + k].checked_add(x.data[(2 * ch + 1) * n + k]),
+                "chunk_add",
+            )?);
+        }
+    }
+    let mut shape = x.shape;
+    shape.c /= 2;
+    Ok(Tensor { shape, data })
+}
+
 /// `leaky(a, f)`: `v` for `v ≥ 0`, else `⌊v·a / 2^f⌋`.
 pub fn leaky(x: &Tensor, a: i64, f: u32) -> E<Tensor> {
+    // Equivalent when 0 takes the negative branch: ⌊0·a / 2^f⌋ = 0.
+    let zero_negative = crate::mutants::active("leaky-zero-negative");
+    let truncates = crate::mutants::active("leaky-truncates");
     map(x, |v| {
-        if v >= 0 {
+        if v > 0 || (v == 0 && !zero_negative) {
             Ok(v)
         } else {
-            Ok(floor_shr64(ck(v.checked_mul(a), "leaky.p")?, f))
+            let p = ck(v.checked_mul(a), "leaky.p")?;
+            Ok(if truncates {
+                (i128::from(p) / (1i128 << f)) as i64
+            } else {
+                floor_shr64(p, f)
+            })
         }
     })
 }

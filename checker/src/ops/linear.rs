@@ -11,10 +11,25 @@ pub fn conv(p: &Conv, x: &Tensor, o: Shape) -> E<Tensor> {
     let (kh, kw) = (p.kh as usize, p.kw as usize);
     let groups = p.groups as usize;
     let (cg, og) = (cin / groups, cout / groups);
-    let (ph, pw) = (p.ph as i64, p.pw as i64);
+    let (ph, pw) = if crate::mutants::active("conv-pad-bottom-right") {
+        (0, 0)
+    } else {
+        (p.ph as i64, p.pw as i64)
+    };
+    let (sh, sw) = if crate::mutants::active("conv-stride-swapped") {
+        (p.sw as usize, p.sh as usize)
+    } else {
+        (p.sh as usize, p.sw as usize)
+    };
+    let flipped = crate::mutants::active("conv-kernel-flipped");
+    let interleaved = crate::mutants::active("conv-groups-interleaved");
     let mut out = Vec::with_capacity(cout * ho * wo);
     for oc in 0..cout {
-        let first = (oc / og) * cg;
+        let first = if interleaved {
+            (oc % groups) * cg
+        } else {
+            (oc / og) * cg
+        };
         let wbase = oc * cg * kh * kw;
         for y in 0..ho {
             for xo in 0..wo {
@@ -22,16 +37,17 @@ pub fn conv(p: &Conv, x: &Tensor, o: Shape) -> E<Tensor> {
                 for ci in 0..cg {
                     let plane = x.plane(first + ci);
                     for i in 0..kh {
-                        let u = (y * p.sh as usize + i) as i64 - ph;
+                        let u = (y * sh + i) as i64 - ph;
                         if u < 0 || u >= h as i64 {
                             continue; // a tap on the zero padding adds a zero term
                         }
                         for j in 0..kw {
-                            let v = (xo * p.sw as usize + j) as i64 - pw;
+                            let v = (xo * sw + j) as i64 - pw;
                             if v < 0 || v >= w as i64 {
                                 continue;
                             }
-                            let wt = p.w[wbase + (ci * kh + i) * kw + j];
+                            let (ti, tj) = if flipped { (kh - 1 - i, kw - 1 - j) } else { (i, j) };
+                            let wt = p.w[wbase + (ci * kh + ti) * kw + tj];
                             let term = ck(wt.checked_mul(plane[u as usize * w + v as usize]), "conv.term")?;
                             acc = ck(acc.checked_add(term), "conv.acc")?;
                         }
@@ -52,6 +68,14 @@ pub fn conv_transpose(p: &ConvT, x: &Tensor, o: Shape) -> E<Tensor> {
     let (cout, ho, wo) = (o.c as usize, o.h as usize, o.w as usize);
     let (kh, kw) = (p.kh as usize, p.kw as usize);
     let mut acc = vec![0i64; cout * ho * wo];
+    let conv_layout = crate::mutants::active("convt-weights-conv-layout");
+    let flipped = crate::mutants::active("convt-kernel-flipped");
+    // Output padding taken from the top and left instead of added at the bottom and right.
+    let (top, left) = if crate::mutants::active("convt-out-pad-top-left") {
+        (i64::from(p.ph) - i64::from(p.oph), i64::from(p.pw) - i64::from(p.opw))
+    } else {
+        (i64::from(p.ph), i64::from(p.pw))
+    };
     for ci in 0..cin {
         for u in 0..h {
             for v in 0..w {
@@ -60,18 +84,19 @@ pub fn conv_transpose(p: &ConvT, x: &Tensor, o: Shape) -> E<Tensor> {
                     continue; // every term is zero (§6 lets a zero term be skipped)
                 }
                 for oc in 0..cout {
-                    let wbase = (ci * cout + oc) * kh * kw;
+                    let wbase = if conv_layout { oc * cin + ci } else { ci * cout + oc } * kh * kw;
                     for i in 0..kh {
-                        let yy = (u as u64 * u64::from(p.sh) + i as u64) as i64 - i64::from(p.ph);
+                        let yy = (u as u64 * u64::from(p.sh) + i as u64) as i64 - top;
                         if yy < 0 || yy >= ho as i64 {
                             continue;
                         }
                         for j in 0..kw {
-                            let xx = (v as u64 * u64::from(p.sw) + j as u64) as i64 - i64::from(p.pw);
+                            let xx = (v as u64 * u64::from(p.sw) + j as u64) as i64 - left;
                             if xx < 0 || xx >= wo as i64 {
                                 continue;
                             }
-                            let term = ck(p.w[wbase + i * kw + j].checked_mul(xv), "convT.term")?;
+                            let (ti, tj) = if flipped { (kh - 1 - i, kw - 1 - j) } else { (i, j) };
+                            let term = ck(p.w[wbase + ti * kw + tj].checked_mul(xv), "convT.term")?;
                             let cell = &mut acc[(oc * ho + yy as usize) * wo + xx as usize];
                             *cell = ck(cell.checked_add(term), "convT.acc")?;
                         }

@@ -14,6 +14,9 @@ pub fn igdn(x: &Tensor, gf: u32, frac: u32, gamma: &[i64], beta: &[i64]) -> E<Te
     let n = h * w;
     let mut out = vec![0i64; x.data.len()];
     let mut sq = vec![0i128; c];
+    let floor_sum = crate::mutants::active("igdn-floor-sum");
+    let transposed = crate::mutants::active("igdn-gamma-transposed");
+    let abs_norm = crate::mutants::active("igdn-norm-abs");
     for pos in 0..n {
         for (j, s) in sq.iter_mut().enumerate() {
             let v = i128::from(x.data[j * n + pos]);
@@ -21,11 +24,21 @@ pub fn igdn(x: &Tensor, gf: u32, frac: u32, gamma: &[i64], beta: &[i64]) -> E<Te
         }
         for i in 0..c {
             let mut acc = i128::from(beta[i]);
+            let mut unfloored: i128 = 0;
             for (j, &s) in sq.iter().enumerate() {
-                let gx2 = ck(i128::from(gamma[i * c + j]).checked_mul(s), "igdn.gx2")?;
-                acc = ck(acc.checked_add(floor_shr(gx2, gf)), "igdn.N")?;
+                let g = if transposed { gamma[j * c + i] } else { gamma[i * c + j] };
+                let gx2 = ck(i128::from(g).checked_mul(s), "igdn.gx2")?;
+                if floor_sum {
+                    unfloored = ck(unfloored.checked_add(gx2), "igdn.N")?;
+                } else {
+                    acc = ck(acc.checked_add(floor_shr(gx2, gf)), "igdn.N")?;
+                }
             }
-            let r = isqrt_u128(acc.max(0) as u128) as i128; // igdn.r
+            if floor_sum {
+                acc = ck(acc.checked_add(floor_shr(unfloored, gf)), "igdn.N")?;
+            }
+            let n_i = if abs_norm { acc.abs() } else { acc.max(0) };
+            let r = isqrt_u128(n_i as u128) as i128; // igdn.r
             let xr = ck(i128::from(x.data[i * n + pos]).checked_mul(r), "igdn.xr")?;
             out[i * n + pos] = narrow(floor_shr(xr, frac), "igdn out")?;
         }
@@ -49,7 +62,11 @@ pub fn layernorm_c(x: &Tensor, eps: u64, gamma: &[i64], beta: &[i64]) -> E<Tenso
             .try_fold(0i128, |a, v| a.checked_add(v))
             .ok_or(super::Bug("ln.S".into()))?;
         let mm = ck(s.checked_add((ci / 2) * s.signum()), "ln.m")?;
-        let m = mm / ci; // truncates toward zero
+        let m = if crate::mutants::active("ln-mean-floor") {
+            s.div_euclid(ci)
+        } else {
+            mm / ci // truncates toward zero
+        };
         let mut t: i128 = 0;
         let mut d = Vec::with_capacity(c);
         for v in vals {
@@ -58,14 +75,24 @@ pub fn layernorm_c(x: &Tensor, eps: u64, gamma: &[i64], beta: &[i64]) -> E<Tenso
             t = ck(t.checked_add(ck(dc.checked_mul(dc), "ln.T")?), "ln.T")?;
             d.push(dc);
         }
-        let v = t / ci; // T ≥ 0
+        let v = if crate::mutants::active("ln-var-ceil") {
+            (t + ci - 1) / ci
+        } else {
+            t / ci
+        }; // T ≥ 0
         let u = ck(v.checked_add(i128::from(eps)), "ln.v")?;
         let k = i128::from(ck(rsqrt_q16(u), "ln.k")?);
         for (ch, &dc) in d.iter().enumerate() {
             let nc = floor_shr(ck(dc.checked_mul(k), "ln.dk")?, 16);
             let nc = narrow(nc, "ln.n")?;
             let ng = ck(i128::from(nc).checked_mul(i128::from(gamma[ch])), "ln.ng")?;
-            let o = ck(floor_shr(ng, 16).checked_add(i128::from(beta[ch])), "layernorm out")?;
+            // Equivalent when β joins inside the floor: ⌊(a + β·2^16) / 2^16⌋ = ⌊a / 2^16⌋ + β.
+            let o = if crate::mutants::active("ln-beta-inside-floor") {
+                let b = ck(i128::from(beta[ch]).checked_mul(1 << 16), "layernorm out")?;
+                floor_shr(ck(ng.checked_add(b), "layernorm out")?, 16)
+            } else {
+                ck(floor_shr(ng, 16).checked_add(i128::from(beta[ch])), "layernorm out")?
+            };
             out[ch * n + pos] = narrow(o, "layernorm out")?;
         }
     }
@@ -85,6 +112,11 @@ pub fn l2norm(x: &Tensor, eps: u64) -> E<Tensor> {
         for &v in plane {
             t = ck(t.checked_add(i128::from(v) * i128::from(v)), "l2.T")?;
         }
+        let eps = if crate::mutants::active("l2norm-eps-ignored") {
+            0
+        } else {
+            eps
+        };
         let u = ck(t.checked_add(i128::from(eps)), "l2.T")?;
         let k = i128::from(ck(rsqrt_q16(u), "l2.k")?);
         for &v in plane {
@@ -110,7 +142,12 @@ pub fn softmax(x: &Tensor) -> E<Tensor> {
             e.push(ev);
         }
         for ev in e {
-            let num = ck((ev << 16).checked_add(sum / 2), "sm.num")?;
+            let half = if crate::mutants::active("softmax-no-half") {
+                0
+            } else {
+                sum / 2
+            };
+            let num = ck((ev << 16).checked_add(half), "sm.num")?;
             data.push(num / sum);
         }
     }
@@ -119,6 +156,9 @@ pub fn softmax(x: &Tensor) -> E<Tensor> {
 
 /// `sigmoid`: `⌊2^32 / (2^16 + e)⌋` with `e = exp_neg_q16(−v)` for `v ≥ 0`, else `⌊e·2^16 / (2^16 + e)⌋`.
 pub fn sigmoid(v: i64) -> E<i64> {
+    if v < 0 && crate::mutants::active("sigmoid-by-symmetry") {
+        return Ok((1 << 16) - sigmoid(ck(v.checked_neg(), "exp.negx")?)?);
+    }
     let neg_abs = if v >= 0 { ck(v.checked_neg(), "exp.negx")? } else { v };
     let e = ck(exp_neg_q16(neg_abs), "exp")?;
     Ok(if v >= 0 {
@@ -130,7 +170,7 @@ pub fn sigmoid(v: i64) -> E<i64> {
 
 /// `elu(α)`: `v` for `v > 0`, else `⌊α·(exp_neg_q16(v) − 2^16) / 2^16⌋`.
 pub fn elu(v: i64, alpha: i64) -> E<i64> {
-    if v > 0 {
+    if v > 0 || (v == 0 && crate::mutants::active("elu-zero-identity")) {
         return Ok(v);
     }
     let e = ck(exp_neg_q16(v), "exp")?;

@@ -70,6 +70,7 @@ impl Table {
 fn table_ok(cdf: &[Dec], rule: TableRule) -> Option<Vec<u32>> {
     let n = cdf.len();
     let (min_n, max_n) = match rule {
+        TableRule::T4097 if crate::mutants::active("rans-t4097-accepts-2") => (2, 4097),
         TableRule::T4097 => (3, 4097),
         TableRule::T2 => (2, 65537),
     };
@@ -138,7 +139,8 @@ impl Coder<'_> {
 /// §5E's value for an escape's `raw`: `−⌊raw/2⌋ − 1` when odd, `⌊raw/2⌋ + (n − 2)` when even.
 fn escape_value(raw: u64, n: usize) -> i64 {
     let half = (raw / 2) as i64;
-    if raw % 2 == 1 { -half - 1 } else { half + (n as i64 - 2) }
+    let negative = (raw % 2 == 1) != crate::mutants::active("rans-escape-parity-swapped");
+    if negative { -half - 1 } else { half + (n as i64 - 2) }
 }
 
 fn sat_i32(v: i64) -> i64 {
@@ -160,7 +162,8 @@ pub fn decode(stream: &[u8], tables: &[TableIn], reads: &[Dec], modes: &Modes) -
         let Some(cdf) = table_ok(&t.cdf, modes.table) else {
             return mismatch;
         };
-        let Some(offset) = t.offset.to_i64().filter(|o| i32::try_from(*o).is_ok()) else {
+        let unchecked = crate::mutants::active("rans-offset-unchecked");
+        let Some(offset) = t.offset.to_i64().filter(|o| unchecked || i32::try_from(*o).is_ok()) else {
             return mismatch;
         };
         ts.push(Table {
@@ -174,7 +177,9 @@ pub fn decode(stream: &[u8], tables: &[TableIn], reads: &[Dec], modes: &Modes) -
         Escape::Strict { lo, hi } => {
             let fit = |v: &Dec| v.to_i64().filter(|v| i32::try_from(*v).is_ok());
             match (fit(lo), fit(hi)) {
-                (Some(lo), Some(hi)) if lo <= hi => Some((lo, hi)),
+                (Some(lo), Some(hi)) if lo <= hi || crate::mutants::active("rans-strict-bounds-unordered") => {
+                    Some((lo, hi))
+                }
                 _ => return mismatch,
             }
         }
@@ -224,11 +229,23 @@ pub fn decode(stream: &[u8], tables: &[TableIn], reads: &[Dec], modes: &Modes) -
             for j in 0..count.min(8) {
                 raw |= u64::from(c.bits(4)) << (4 * j);
             }
-            let value = sat_i32(escape_value(raw, n));
-            (sat_i32(value + t.offset), 0, 0)
+            if crate::mutants::active("rans-lenient-unsaturated") {
+                (escape_value(raw, n) + t.offset, 0, 0)
+            } else {
+                let value = sat_i32(escape_value(raw, n));
+                (sat_i32(value + t.offset), 0, 0)
+            }
         } else {
             // strict: one count and no continuation group; nothing saturated.
-            let count = c.bits(4);
+            let mut count = c.bits(4);
+            if crate::mutants::active("rans-strict-reads-continuation") {
+                let (mut g, mut more) = (count, 0);
+                while g == 15 && !c.ran_out && more < 8 {
+                    g = c.bits(4);
+                    count += g;
+                    more += 1;
+                }
+            }
             let (mut raw, mut last) = (0u64, 0);
             if count <= 8 {
                 for j in 0..count {
@@ -239,10 +256,23 @@ pub fn decode(stream: &[u8], tables: &[TableIn], reads: &[Dec], modes: &Modes) -
             (escape_value(raw, n) + t.offset, count, last)
         };
         // The checks on one symbol, in order.
-        if canonical && c.ran_out_now {
+        let range_first = crate::mutants::active("rans-range-before-exhausted");
+        if let Some((lo, hi)) = bounds.filter(|_| range_first)
+            && !(lo..=hi).contains(&symbol)
+        {
+            return refuse(Code::FieldRange);
+        }
+        let each = canonical || crate::mutants::active("rans-final-only-refuses-early");
+        if each && c.ran_out_now {
             return refuse(Code::StreamExhausted);
         }
         if let Some((lo, hi)) = bounds {
+            // Equivalent when the minimality check comes first: a count past 8 reads no group, so
+            // its last group is 0 and both checks give `stream_noncanonical` at this symbol.
+            let minimal_first = crate::mutants::active("rans-minimal-before-count");
+            if minimal_first && escape && count >= 1 && last_group == 0 {
+                return refuse(Code::StreamNoncanonical);
+            }
             if escape && count > 8 {
                 return refuse(Code::StreamNoncanonical);
             }
@@ -257,10 +287,12 @@ pub fn decode(stream: &[u8], tables: &[TableIn], reads: &[Dec], modes: &Modes) -
     }
     let at = reads.len() as i64;
     match modes.end {
-        End::Canonical if !c.canonical_end() => Err(Refusal {
-            code: Code::StreamNoncanonical,
-            at,
-        }),
+        End::Canonical if !c.canonical_end() && !crate::mutants::active("rans-canonical-end-unchecked") => {
+            Err(Refusal {
+                code: Code::StreamNoncanonical,
+                at,
+            })
+        }
         End::FinalOnly if c.ran_out => Err(Refusal {
             code: Code::StreamExhausted,
             at,

@@ -33,6 +33,7 @@ pub fn dequantize(sym: &Dec, f: &Dec, base: &Dec) -> SR<i64> {
     });
     let f = match f.to_i128() {
         Some(f) if (0..=62).contains(&f) => f as u32,
+        Some(63) if crate::mutants::active("dequantize-f-63") => 63,
         _ => return refuse,
     };
     let width = sym.digits().len().max(base.digits().len());
@@ -47,9 +48,12 @@ pub fn dequantize(sym: &Dec, f: &Dec, base: &Dec) -> SR<i64> {
     let mut acc: i128 = 0;
     for i in 0..width {
         acc = acc * 10 + (column(sym, i) << f) + column(base, i);
-        if acc.abs() >= M {
+        if acc.abs() >= M && !crate::mutants::active("dequantize-unchecked") {
             return refuse;
         }
+    }
+    if crate::mutants::active("dequantize-unchecked") {
+        return Ok(acc as i64);
     }
     i64::try_from(acc).or(refuse)
 }
@@ -70,22 +74,39 @@ pub fn bucket(sigma: &Dec, edges: &[Dec], rule: BucketRule) -> SR<u64> {
                 return cond(Code::ModelMismatch);
             };
             let n = edges.len() as u64;
-            let s = sigma.max(e0);
-            let le = edges[..edges.len() - 1].iter().filter(|e| s <= *e).count() as u64;
+            let s = if crate::mutants::active("bucket-ceil-no-max") {
+                sigma
+            } else {
+                sigma.max(e0)
+            };
+            let compared = if crate::mutants::active("bucket-ceil-last-edge") {
+                edges
+            } else {
+                &edges[..edges.len() - 1]
+            };
+            let lt = crate::mutants::active("bucket-ceil-lt");
+            let le = compared.iter().filter(|e| if lt { s < *e } else { s <= *e }).count() as u64;
+            let le = le.min(n - 1);
             Ok((n - 1) - le)
         }
         BucketRule::Floor => {
-            if edges.is_empty() || edges.windows(2).any(|w| w[0] > w[1]) {
+            let unsorted =
+                !crate::mutants::active("bucket-floor-order-unchecked") && edges.windows(2).any(|w| w[0] > w[1]);
+            if edges.is_empty() || unsorted {
                 return cond(Code::ModelMismatch);
             }
-            Ok(edges.iter().filter(|e| *e <= sigma).count() as u64)
+            let lt = crate::mutants::active("bucket-floor-lt");
+            Ok(edges
+                .iter()
+                .filter(|e| if lt { *e < sigma } else { *e <= sigma })
+                .count() as u64)
         }
     }
 }
 
 /// E4 `coded(v, thr) = v > thr`.
 pub fn coded(v: &Dec, thr: &Dec) -> bool {
-    v > thr
+    v > thr || (v == thr && crate::mutants::active("coded-ge"))
 }
 
 /// `R_half_up(v, s)` (§2) in I256 for `s ≤ 127`, read from the remainder's bits: `⌊v / 2^s⌋`, plus 1
@@ -126,11 +147,23 @@ pub fn scale_index(v: &Dec, s: &Dec, n: &Dec) -> SR<Dec> {
     if n.clamped() < 1 {
         return cond(Code::ModelMismatch);
     }
-    let r = r_half_up_any(v, s);
+    let r = if crate::mutants::active("scale-index-floor") {
+        match v.to_i256() {
+            Some(w) => Dec::from_i256(w >> s),
+            None => v.r_half_up(s),
+        }
+    } else {
+        r_half_up_any(v, s)
+    };
+    let top = if crate::mutants::active("scale-index-clamp-n") {
+        n.clone()
+    } else {
+        Dec::sum(&[n, &Dec::from_i128(-1)])
+    };
     Ok(if r.is_neg() {
         Dec::ZERO
-    } else if &r >= n {
-        Dec::sum(&[n, &Dec::from_i128(-1)])
+    } else if r > top {
+        top
     } else {
         r
     })
@@ -196,9 +229,20 @@ pub fn block_stat(x: &DecTensor, b: &Dec, s: &Dec, lo: &Dec, hi: &Dec) -> SR<Vec
             for bx in (0..w).step_by(b) {
                 let cells =
                     || (by..(by + b).min(h)).flat_map(move |y| (bx..(bx + b).min(w)).map(move |x| plane + y * w + x));
+                // A fault: the shift applied to full blocks only.
+                let full = (by + b).min(h) - by == b && (bx + b).min(w) - bx == b;
+                let s = if crate::mutants::active("block-stat-shift-full-blocks-only") && !full {
+                    0
+                } else {
+                    s
+                };
                 let v = if cells().all(|k| small[k].is_some()) {
                     let sum = cells().fold(I256::ZERO, |a, k| a + I256::from(small[k].expect("fits")));
-                    let r = r_half_up_256(sum, s);
+                    let r = if crate::mutants::active("block-stat-floor") {
+                        sum >> s
+                    } else {
+                        r_half_up_256(sum, s)
+                    };
                     match (lo_w, hi_w) {
                         (Some(l), Some(u)) => Dec::from_i256(r.clamp(l, u)),
                         _ => clamp_dec(Dec::from_i256(r), lo, hi),
@@ -227,7 +271,8 @@ pub fn band_lookup<'a>(v: &Dec, edges: &[Dec], table: &'a [Vec<Dec>], row: &Dec)
     if entries.len() != edges.len() + 1 {
         return cond(Code::ModelMismatch);
     }
-    let band = edges.iter().filter(|e| v >= *e).count();
+    let gt = crate::mutants::active("band-lookup-gt");
+    let band = edges.iter().filter(|e| if gt { v > *e } else { v >= *e }).count();
     Ok(&entries[band])
 }
 
@@ -255,9 +300,20 @@ pub fn residual_step(pred: &Dec, r: &Dec, q: &Dec, lo: &Dec, hi: &Dec) -> SR<Dec
         && hi64.checked_sub(lo64).is_some_and(|d| d <= 65_535);
     if form32 {
         let (lo, hi, p) = (lo64 as i32, hi64 as i32, p64 as i32);
-        let big_r = (hi - lo) / q + 1;
+        let big_r = (hi - lo) / q
+            + if crate::mutants::active("residual-r-bound-short") {
+                0
+            } else {
+                1
+            };
         let v = p + r.clamp(-big_r, big_r) * q;
         return Ok(Dec::from_i128(v.clamp(lo, hi).into()));
+    }
+    if crate::mutants::active("residual-form32-in-i64") {
+        // Equivalent: E9's identity holds for any lo < hi, and in i128 nothing it forms overflows.
+        let big_r = (i128::from(hi64) - i128::from(lo64)) / i128::from(q) + 1;
+        let v = i128::from(p64) + i128::from(r).clamp(-big_r, big_r) * i128::from(q);
+        return Ok(Dec::from_i128(v.clamp(lo64.into(), hi64.into())));
     }
     let step = i64::from(r) * i64::from(q);
     let v = match p64.checked_add(step) {
@@ -290,7 +346,10 @@ pub fn coding_order(shape: [u64; 3], order: Order) -> SR<Vec<u64>> {
         Order::Raster => all.collect(),
         Order::Checkerboard(anchor) => {
             // Position k is (c, y, x) with y = ⌊k / W⌋ mod H and x = k mod W.
-            all.filter(|k| ((k / w % h + k % w) % 2 == 0) == anchor).collect()
+            let with_c = crate::mutants::active("checkerboard-parity-with-channel");
+            let anchor = anchor != crate::mutants::active("checkerboard-anchor-inverted");
+            all.filter(|k| ((k / w % h + k % w + if with_c { k / (w * h) } else { 0 }) % 2 == 0) == anchor)
+                .collect()
         }
     })
 }
