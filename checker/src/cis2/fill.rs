@@ -171,6 +171,11 @@ fn op<R: Rule>(name: &str, input: &Value) -> Result<J, Bad> {
                 "cos_pinned" => r(pinned::cos_pinned::<R>(x)),
                 "silu" => r(pinned::silu::<R>(x)),
                 _ => {
+                    // §6.5.1's precondition, by the bits: positive, not zero, finite.
+                    let bits = x.to_bits();
+                    if bits >> 31 != 0 || bits == 0 || bits >= 0x7F80_0000 {
+                        return bad("in.x", "frexp_exact needs a positive finite x (§6.5.1)");
+                    }
                     let (m, e) = pinned::frexp_exact(x);
                     J::obj(vec![("e", J::int(e)), ("m", J::str(&hex32(m)))])
                 }
