@@ -230,12 +230,12 @@ pub fn run(a: &impl Arith, files: &Artifacts, prompt: &str, gen_toks: usize) -> 
     if prompt_ids.is_empty() {
         return refuse(Code::ConfigUnsupported, "prompt: no token (nothing to decode from)");
     }
-    if prompt_ids.len() + gen_toks > c.max_positions {
+    if prompt_ids.len().saturating_add(gen_toks) > c.max_positions {
         return refuse(
             Code::ConfigUnsupported,
             format!(
-                "{} positions pass max_position_embeddings {}",
-                prompt_ids.len() + gen_toks,
+                "{} prompt tokens and {gen_toks} steps pass max_position_embeddings {}",
+                prompt_ids.len(),
                 c.max_positions
             ),
         );
@@ -254,7 +254,7 @@ pub fn run(a: &impl Arith, files: &Artifacts, prompt: &str, gen_toks: usize) -> 
         table_digest: table_digest(),
         inv_freq_table_digest: rope::inv_freq_digest(&inv_freq),
         prompt_ids,
-        generated_ids: Vec::with_capacity(gen_toks),
+        generated_ids: Vec::new(),
         argmax_digest: [0; 32],
         witness_digest: [0; 32],
         nan_logit: false,
