@@ -11,6 +11,7 @@ mod cis2_model;
 mod coverage;
 mod dequant;
 mod graph;
+mod graph_certs;
 mod jpegai;
 mod recipe;
 mod sets;

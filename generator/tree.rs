@@ -133,6 +133,8 @@ pub fn regen(corpus: &Path, out: &Path) -> Result<(), String> {
     eprintln!("{} sets: {} files", sets.len(), set_files.len());
     files.extend(set_files);
     files.extend(crate::cis2::tree_files(corpus)?);
+    let certificates = crate::graph_certs::tree_files(corpus, &files)?;
+    files.extend(certificates);
     files.sort_by(|a, b| a.0.cmp(&b.0));
     write_tree(out, &files)
 }

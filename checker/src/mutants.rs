@@ -28,9 +28,6 @@ pub enum Expect {
     Killed,
     /// It computes the same integers on every input the spec allows: why.
     Equivalent(&'static str),
-    /// It changes only a certificate of a graph that no lowering of §13 emits, and §14.3's
-    /// certificates are the lowerings' alone, so no vector kind of §14 can hold the difference: why.
-    Unobservable(&'static str),
 }
 
 const fn m(name: &'static str, section: &'static str, about: &'static str) -> Mutant {
@@ -48,15 +45,6 @@ const fn eq(name: &'static str, section: &'static str, about: &'static str, why:
         section,
         about,
         expect: Expect::Equivalent(why),
-    }
-}
-
-const fn unseen(name: &'static str, section: &'static str, about: &'static str, why: &'static str) -> Mutant {
-    Mutant {
-        name,
-        section,
-        about,
-        expect: Expect::Unobservable(why),
     }
 }
 
@@ -629,37 +617,28 @@ pub const CATALOGUE: &[Mutant] = &[
         "§8.3",
         "igdn.r is taken from igdn.N instead of the final norm",
     ),
-    unseen(
-        "iv-ln-m-no-half",
-        "§8.3",
-        "ln.m leaves out ⌊C/2⌋",
-        "ln.m is wide and |C·h ± ⌊C/2⌋| < 2^26·2^63 + 2^25 < 2^127 (C ≤ 2^26), so it fits i128 either way and no verdict moves (layernorm_c never meets acc32, §7.3); only a certificate would show it",
-    ),
-    unseen(
+    m("iv-ln-m-no-half", "§8.3", "ln.m leaves out ⌊C/2⌋"),
+    m(
         "iv-ln-dk-no-min",
         "§8.3",
         "ln.dk's D leaves out lemma L1's second bound",
-        "ln.dk is wide and (h − l)·⌊2^32/r0⌋ ≤ 2^64·2^32 < 2^127, so it fits i128 either way, and ln.n keeps its own bound; only a certificate would show it",
     ),
     m("iv-l2-t-no-eps", "§8.3", "l2.T leaves out ε"),
-    unseen(
+    m(
         "iv-softmax-e-2^16",
         "§8.3",
         "softmax's rule takes 2^16 for the largest e_x, not 65553",
-        "sm.sum ≤ 2^26·65553 and sm.num ≤ 65553·2^16 + 2^42 stay below 2^44 (W ≤ 2^26), so they fit i64 either way, softmax never meets acc32 (§7.3) and its result is [0, 2^16] regardless; only a certificate would show it",
     ),
-    unseen(
+    m(
         "iv-sigmoid-num-2^32",
         "§8.3",
         "sig.num's top is 2^32 instead of 65553·2^16",
-        "both tops need 34 bits, so sig.num's bits and every verdict are unchanged (sigmoid never meets acc32, §7.3); only a certificate's hi would show it",
     ),
     m("iv-elu-p-no-17", "§8.3", "elu.p leaves out e − 2^16 = 17"),
-    unseen(
+    m(
         "iv-exp-t2-from-zero",
         "§8.3",
         "exp.t2's interval starts at 0 instead of 43245²",
-        "exp.t2's bits come from its top 88670² either way, so no verdict moves (its operators never meet acc32, §7.3); only a certificate's lo would show it",
     ),
     m("whg1-leaky-f-64", "§10.4", "a leaky with f = 64 loads"),
     // §8.5 The certificate.
@@ -702,17 +681,11 @@ pub const CATALOGUE: &[Mutant] = &[
         "the rq_neg_mult flag is never raised",
     ),
     m("npu-shift-range-32", "§9.2", "rq_shift_range is raised only past 32"),
-    unseen(
-        "npu-state-add-missing",
-        "§9.2",
-        "the state_add flag is never raised",
-        "npu flags appear only in a certificate, and a state input only in a bare graph: no lowering of §13 has one",
-    ),
-    unseen(
+    m("npu-state-add-missing", "§9.2", "the state_add flag is never raised"),
+    m(
         "npu-depthwise-cout-unchecked",
         "§9.2",
         "a depthwise conv with cout ≠ cin is in the subset",
-        "npu reasons appear only in a certificate, and every conv a lowering of §13 emits has groups 1",
     ),
     m(
         "npu-crop-scalar-missing",

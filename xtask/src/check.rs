@@ -7,7 +7,8 @@
 //! 3. For every set in the certificate trees (`certificates/` and `provisional/certificates/`,
 //!    integer-operators §14.3), lower the set's own files with `wai-checker lower` and compare each
 //!    lowered graph `<digest>/<role>.whg1` and the certificate `<digest>.json` with the committed
-//!    bytes, and the folder's name with the set's digest (docs/assumptions.md L4, L6).
+//!    bytes, and the folder's name with the set's digest (docs/assumptions.md L4, L6); and certify
+//!    every bare graph of `graph-certificates/` with `wai-checker certify` and compare.
 //!
 //! Each differing file is reported by its first differing record; the exit is non-zero
 //! when anything differs.
@@ -160,6 +161,44 @@ pub fn certificate_sets(tree: &Path, checker: &Path, mutant: Option<&str>) -> Ve
     let (sets, mut out) = sets(tree);
     let per_set: Vec<Vec<String>> = sets.par_iter().map(|s| lower_set(tree, checker, s, mutant)).collect();
     out.extend(per_set.into_iter().flatten());
+    out.extend(graph_certificates(tree, checker, mutant));
+    out
+}
+
+/// The tree's folder of bare-graph certificates (`<name>.whg1` beside `<name>.json`).
+const GRAPH_CERTIFICATES: &str = "graph-certificates";
+
+/// Every bare graph's certificate through `wai-checker certify`, against the committed one.
+fn graph_certificates(tree: &Path, checker: &Path, mutant: Option<&str>) -> Vec<String> {
+    let dir = tree.join(GRAPH_CERTIFICATES);
+    let all = files(&dir);
+    let mut out = Vec::new();
+    for json in all.iter().filter(|f| f.ends_with(".json")) {
+        let graph = format!("{}.whg1", json.trim_end_matches(".json"));
+        let name = format!("{GRAPH_CERTIFICATES}/{json}");
+        if !all.contains(&graph) {
+            out.push(format!("{name}: a certificate with no graph beside it"));
+            continue;
+        }
+        let committed = std::fs::read(dir.join(json)).unwrap_or_default();
+        let run = Command::new(checker)
+            .envs(mutant.map(|m| ("WAI_MUTANT", m)))
+            .current_dir(&dir)
+            .args(["certify", &graph])
+            .output();
+        match run {
+            Ok(o) if o.status.success() => {
+                if let Some(d) = first_difference(&name, &committed, &o.stdout) {
+                    out.push(format!("checker {d}"));
+                }
+            }
+            Ok(o) => out.push(format!(
+                "{name}: wai-checker certify: {}",
+                String::from_utf8_lossy(&o.stderr).trim()
+            )),
+            Err(e) => out.push(format!("{name}: wai-checker certify: {e}")),
+        }
+    }
     out
 }
 

@@ -7,9 +7,8 @@
 //! (`xtask::grade`), and every certificate set lowered as `cargo xtask check` lowers it. A fault is
 //! **killed** by the vectors it fails (a crash, a hang past the timeout and garbage count, and are
 //! named); one that fails none **survived**, unless the catalogue shows it **equivalent** (the same
-//! integers on every input the spec allows) or **unobservable** (it changes only a certificate that
-//! no vector kind of §14 can hold), with the argument. The audit fails on a survivor, and on a fault
-//! so marked that some vector kills.
+//! integers on every input the spec allows), with the argument. The audit fails on a survivor, and on
+//! a fault so marked that some vector kills.
 //!
 //! A fault's run stops at the first file or set that kills it (files in ascending size, then the
 //! certificate sets), so the report names that file's failing vectors; `--all` runs every fault over
@@ -39,9 +38,8 @@ struct Run {
 enum Verdict {
     Killed,
     Equivalent,
-    Unobservable,
     Survived,
-    /// Marked equivalent or unobservable, yet a vector kills it: the argument is wrong.
+    /// Marked equivalent, yet a vector kills it: the argument is wrong.
     MarkedButKilled,
 }
 
@@ -51,7 +49,6 @@ impl Verdict {
             (Expect::Killed, false) => Verdict::Killed,
             (Expect::Killed, true) => Verdict::Survived,
             (Expect::Equivalent(_), true) => Verdict::Equivalent,
-            (Expect::Unobservable(_), true) => Verdict::Unobservable,
             (_, false) => Verdict::MarkedButKilled,
         }
     }
@@ -59,7 +56,6 @@ impl Verdict {
         match self {
             Verdict::Killed => "killed",
             Verdict::Equivalent => "equivalent",
-            Verdict::Unobservable => "unobservable",
             Verdict::Survived => "**survived**",
             Verdict::MarkedButKilled => "**marked, but killed**",
         }
@@ -247,11 +243,7 @@ fn record(g: &FileGrade, out: &mut Run) {
 fn report(results: &[(&Mutant, Run)], seconds: f64, jobs: usize) -> String {
     let mut s = String::new();
     let count = |v: Verdict| results.iter().filter(|(m, r)| Verdict::of(m, r) == v).count();
-    let (killed, equivalent, unobservable) = (
-        count(Verdict::Killed),
-        count(Verdict::Equivalent),
-        count(Verdict::Unobservable),
-    );
+    let (killed, equivalent) = (count(Verdict::Killed), count(Verdict::Equivalent));
     let _ = writeln!(
         s,
         "# Mutation audit\n\n\
@@ -260,16 +252,14 @@ fn report(results: &[(&Mutant, Run)], seconds: f64, jobs: usize) -> String {
          clause of integer-operators, built in only under the checker's `mutants` feature and switched on with \
          `WAI_MUTANT=name`. The audit runs each over the whole committed tree (every suite, provisional files \
          included, refilled from its stripped requests as `cargo xtask grade` sends them, and every certificate \
-         set lowered as `cargo xtask check` lowers it) and records the vectors it fails. A fault that fails none \
-         would be a clause the vectors do not pin down. Each is killed, or shown **equivalent** (the same integers \
-         on every input the spec allows), or shown **unobservable**: it changes only a certificate of a graph that \
-         no lowering of §13 emits, and since §14.3's certificates are the lowerings' alone, no vector kind of §14 \
-         can hold the difference. Both carry their argument below, and the audit fails if a vector kills a fault \
-         so marked.\n\n\
-         **{} faults: {killed} killed, {equivalent} equivalent, {unobservable} unobservable, {} survived.** The \
+         set lowered and every bare graph of `graph-certificates/` certified as `cargo xtask check` does) and \
+         records the vectors it fails. A fault that fails none would be a clause the vectors do not pin down. \
+         Each is killed, or shown **equivalent** (the same integers on every input the spec allows) with its \
+         argument below; the audit fails if a vector kills a fault so marked.\n\n\
+         **{} faults: {killed} killed, {equivalent} equivalent, {} survived.** The \
          last run took {:.1} minutes, {jobs} faults at a time.\n",
         results.len(),
-        results.len() - killed - equivalent - unobservable,
+        results.len() - killed - equivalent,
         seconds / 60.0
     );
     let _ = writeln!(
@@ -281,20 +271,19 @@ fn report(results: &[(&Mutant, Run)], seconds: f64, jobs: usize) -> String {
     let _ = writeln!(
         s,
         "## By section\n\n\
-         | section | faults | killed | equivalent | unobservable | survived |\n|---|---|---|---|---|---|"
+         | section | faults | killed | equivalent | survived |\n|---|---|---|---|---|"
     );
-    let mut sections: BTreeMap<(u32, &str), [usize; 4]> = BTreeMap::new();
+    let mut sections: BTreeMap<(u32, &str), [usize; 3]> = BTreeMap::new();
     for (m, r) in results {
         let e = sections.entry((section_order(m.section), m.section)).or_default();
         match Verdict::of(m, r) {
             Verdict::Killed => e[0] += 1,
             Verdict::Equivalent => e[1] += 1,
-            Verdict::Unobservable => e[2] += 1,
-            _ => e[3] += 1,
+            _ => e[2] += 1,
         }
     }
-    for ((_, sec), [k, e, u, v]) in &sections {
-        let _ = writeln!(s, "| {sec} | {} | {k} | {e} | {u} | {v} |", k + e + u + v);
+    for ((_, sec), [k, e, v]) in &sections {
+        let _ = writeln!(s, "| {sec} | {} | {k} | {e} | {v} |", k + e + v);
     }
     let _ = writeln!(
         s,
@@ -321,13 +310,9 @@ fn report(results: &[(&Mutant, Run)], seconds: f64, jobs: usize) -> String {
             how
         );
     }
-    for (title, unseen) in [("equivalent", false), ("unobservable", true)] {
-        let _ = writeln!(s, "\n## The {title} faults\n");
-        for (m, _) in results {
-            let why = match (m.expect, unseen) {
-                (Expect::Equivalent(why), false) | (Expect::Unobservable(why), true) => why,
-                _ => continue,
-            };
+    let _ = writeln!(s, "\n## The equivalent faults\n");
+    for (m, _) in results {
+        if let Expect::Equivalent(why) = m.expect {
             let _ = writeln!(s, "- `{}` ({}: {}): {why}.", m.name, m.section, m.about);
         }
     }
