@@ -143,7 +143,37 @@ pub struct Conv {
     pub groups: u32,
     pub rq: Rq,
     /// `Wt[cout][cin/groups][kh][kw]`.
-    pub w: Vec<i64>,
+    pub w: Weights,
+}
+
+/// A convolution's weights with their extremes, found once as they are read (the bounds pass and
+/// the profile's parameter conditions need only the extremes).
+#[derive(Clone, Debug)]
+pub struct Weights {
+    values: Vec<i64>,
+    lo: i64,
+    hi: i64,
+}
+
+impl Weights {
+    pub fn new(values: Vec<i64>) -> Weights {
+        let (lo, hi) = values
+            .iter()
+            .fold((i64::MAX, i64::MIN), |(lo, hi), &w| (lo.min(w), hi.max(w)));
+        let (lo, hi) = if values.is_empty() { (0, 0) } else { (lo, hi) };
+        Weights { values, lo, hi }
+    }
+    /// The smallest and the largest weight (`(0, 0)` when there is none).
+    pub fn range(&self) -> (i64, i64) {
+        (self.lo, self.hi)
+    }
+}
+
+impl std::ops::Deref for Weights {
+    type Target = [i64];
+    fn deref(&self) -> &[i64] {
+        &self.values
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -159,7 +189,7 @@ pub struct ConvT {
     pub opw: u32,
     pub rq: Rq,
     /// `Wt[cin][cout][kh][kw]`.
-    pub w: Vec<i64>,
+    pub w: Weights,
 }
 
 #[derive(Clone, Debug)]
@@ -520,7 +550,7 @@ fn read_params(opcode: u8, p: &[u8], cin: u64, scalars: &[ScalarRec]) -> R<OpKin
                 pw,
                 groups,
                 rq,
-                w,
+                w: Weights::new(w),
             })
         }
         0x11 => {
@@ -544,7 +574,7 @@ fn read_params(opcode: u8, p: &[u8], cin: u64, scalars: &[ScalarRec]) -> R<OpKin
                 oph,
                 opw,
                 rq,
-                w,
+                w: Weights::new(w),
             })
         }
         0x02 => OpKind::Rescale(read_rq(&mut r, cin, RQ_FULL)?),

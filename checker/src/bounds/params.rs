@@ -2,16 +2,15 @@
 //! (§9.2's flags), read from the operator alone.
 
 use crate::num::Round;
-use crate::whg1::{Graph, Kind, Op, OpKind, Operand, Placement, Rq};
+use crate::whg1::{Graph, Kind, Op, OpKind, Operand, Placement, Rq, Weights};
 
 fn fits_i32(v: i64) -> bool {
     i32::try_from(v).is_ok()
 }
 
-/// Whether every weight fits `i32`: its extremes do (two reductions, no branch per weight).
-fn all_fit_i32(w: &[i64]) -> bool {
-    let lo = w.iter().copied().min().unwrap_or(0);
-    let hi = w.iter().copied().max().unwrap_or(0);
+/// Whether every weight fits `i32`: its extremes do.
+fn all_fit_i32(w: &Weights) -> bool {
+    let (lo, hi) = w.range();
     fits_i32(lo) && fits_i32(hi)
 }
 

@@ -247,7 +247,7 @@ fn rule(
     let in_shape = |i: usize| shapes.and_then(|s| s[op.ins[i]]).expect("declared sizes are planned");
     Ok(match &op.kind {
         OpKind::Conv(p) => {
-            let (wlo, whi) = min_max(&p.w);
+            let (wlo, whi) = p.w.range();
             let term = c.corner(Iv::new(si(wlo), si(whi)), x);
             rec.put("conv.term", Class::Acc, term);
             let per = p.w.len() / p.cout as usize;
@@ -261,12 +261,12 @@ fn rule(
             Out {
                 results: vec![y.expect("cout ≥ 1")],
                 k_c: Some(k_c(c, term)),
-                w_bits: Some(bits_of(&p.w)),
+                w_bits: Some(range_bits(p.w.range())),
                 mac: true,
             }
         }
         OpKind::ConvT(p) => {
-            let (wlo, whi) = min_max(&p.w);
+            let (wlo, whi) = p.w.range();
             let term = c.corner(Iv::new(si(wlo), si(whi)), x);
             rec.put("convT.term", Class::Acc, term);
             let (cout, kh, kw) = (p.cout as usize, p.kh as usize, p.kw as usize);
@@ -305,7 +305,7 @@ fn rule(
             Out {
                 results: vec![y.expect("cout ≥ 1")],
                 k_c: Some(k_c(c, term)),
-                w_bits: Some(bits_of(&p.w)),
+                w_bits: Some(range_bits(p.w.range())),
                 mac: true,
             }
         }
@@ -670,7 +670,11 @@ fn rule(
 }
 
 fn bits_of(w: &[i64]) -> u32 {
-    let (lo, hi) = min_max(w);
+    range_bits(min_max(w))
+}
+
+/// `bits` of the interval `[lo, hi]`.
+fn range_bits((lo, hi): (i64, i64)) -> u32 {
     Iv::new(si(lo), si(hi)).bits()
 }
 

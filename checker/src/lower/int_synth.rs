@@ -202,7 +202,7 @@ mod tests {
                 assert_eq!(p.rq.shift, [3]);
                 assert_eq!(p.rq.bias, [5]);
                 assert!(p.rq.mult.is_empty());
-                assert_eq!(p.w, [1, 2, 3, 4, 5, 6, 7, 8]);
+                assert_eq!(p.w[..], [1, 2, 3, 4, 5, 6, 7, 8]);
             }
             _ => panic!("not conv_transpose"),
         }

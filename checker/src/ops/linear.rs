@@ -118,7 +118,7 @@ mod tests {
     use crate::num::Round;
     use crate::plan::Shape;
     use crate::testgen::random::Rng;
-    use crate::whg1::{Placement, Rq};
+    use crate::whg1::{Placement, Rq, Weights};
 
     fn random_convt(r: &mut Rng) -> (ConvT, Tensor, Shape) {
         let (cin, cout) = (r.range(1, 3) as usize, r.range(1, 3) as u32);
@@ -154,7 +154,7 @@ mod tests {
             oph,
             opw,
             rq,
-            w: (0..n).map(|_| r.range(-5, 5)).collect(),
+            w: Weights::new((0..n).map(|_| r.range(-5, 5)).collect()),
         };
         let x = Tensor {
             shape: Shape { c: cin as u64, h, w },
@@ -283,7 +283,7 @@ mod tests {
             oph: 0,
             opw: 0,
             rq,
-            w: vec![3],
+            w: Weights::new(vec![3]),
         };
         let x = Tensor {
             shape: Shape { c: 1, h: 2, w: 1 },
