@@ -31,20 +31,12 @@ impl Matrix {
         &self.data[o * self.cols..(o + 1) * self.cols]
     }
 
-    /// §5.2: `y[o] = dot_seq(w[o, :], x)`. Rows are independent (§5.2), so they run in parallel,
-    /// and each thread advances `LANES` rows together, column by column, so that one row's adds
-    /// wait on each other but not on the other rows'; each row keeps §5.1's order exactly.
+    /// §5.2: `y[o] = dot_seq(w[o, :], x)`. Rows are independent, so they run in parallel;
+    /// each row keeps §5.1's order.
     pub fn matvec(&self, a: &impl Arith, x: &[F32]) -> Vec<F32> {
-        const LANES: usize = 8;
-        let mut y = vec![F32::ZERO; self.rows];
-        y.par_chunks_mut(LANES).enumerate().for_each(|(block, out)| {
-            let rows: Vec<&[F32]> = (0..out.len()).map(|r| self.row(block * LANES + r)).collect();
-            for (i, &xi) in x.iter().enumerate() {
-                for (acc, row) in out.iter_mut().zip(&rows) {
-                    *acc = a.add(*acc, a.mul(row[i], xi));
-                }
-            }
-        });
-        y
+        (0..self.rows)
+            .into_par_iter()
+            .map(|o| dot_seq(a, self.row(o), x))
+            .collect()
     }
 }
