@@ -16,7 +16,6 @@ use std::path::Path;
 
 /// The longest array an ops record may hold.
 const MAX_LEN: usize = 1 << 20;
-/// The most tokens a decode record may ask for.
 
 /// Fills an ops record.
 pub fn fill_op(v: &Value) -> Result<Value, Fail> {
