@@ -9,19 +9,37 @@ pub mod grade;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Builds release binaries of the workspace and returns the directory they are in.
+/// Builds release binaries of the workspace into `target/` and returns the directory they are in.
 pub fn build(root: &Path, bins: &[(&str, &str)]) -> Result<PathBuf, String> {
+    build_into(root, &root.join("target"), bins, &[])
+}
+
+/// The checker built with its `mutants` feature, in `target/mutants`: apart, so that the ordinary
+/// binary is never mutated.
+pub fn mutant_checker(root: &Path) -> Result<PathBuf, String> {
+    let dir = build_into(
+        root,
+        &root.join("target/mutants"),
+        &[("wai-checker", "wai-checker")],
+        &["mutants"],
+    )?;
+    Ok(dir.join("wai-checker"))
+}
+
+fn build_into(root: &Path, target: &Path, bins: &[(&str, &str)], features: &[&str]) -> Result<PathBuf, String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut cmd = Command::new(cargo);
-    cmd.current_dir(root).args(["build", "--release", "--quiet"]);
+    cmd.current_dir(root)
+        .args(["build", "--release", "--quiet", "--target-dir"])
+        .arg(target);
     for (package, bin) in bins {
         cmd.args(["-p", package, "--bin", bin]);
     }
-    let status = cmd.status().map_err(|e| format!("cargo build: {e}"))?;
-    if !status.success() {
-        return Err("cargo build failed".into());
+    if !features.is_empty() {
+        cmd.args(["--features", &features.join(",")]);
     }
-    Ok(root.join("target").join("release"))
+    run(&mut cmd, "cargo build")?;
+    Ok(target.join("release"))
 }
 
 /// Runs a command and fails with its name when it does.

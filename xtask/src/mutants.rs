@@ -18,8 +18,7 @@
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 use std::time::{Duration, Instant};
 use wai_checker::mutants::{CATALOGUE, Expect, Mutant};
 use xtask::check::certificate_sets;
@@ -81,7 +80,7 @@ pub fn main(root: &Path, args: &[String]) -> Result<(), String> {
     if let Some(bad) = only.iter().find(|n| !CATALOGUE.iter().any(|m| m.name == n.as_str())) {
         return Err(format!("--only: {bad:?} is not in the catalogue"));
     }
-    let bin = build(root)?;
+    let bin = xtask::mutant_checker(root)?;
     let tree = root.join("ops-conformance");
     let start = Instant::now();
     // The build without a fault reproduces the tree, and sets the timeout.
@@ -141,32 +140,6 @@ pub fn main(root: &Path, args: &[String]) -> Result<(), String> {
     } else {
         Err(format!("survived, or marked and killed: {}", bad.join(", ")))
     }
-}
-
-/// The checker with its `mutants` feature, in `target/mutants` (as the grader's tests build it).
-fn build(root: &Path) -> Result<PathBuf, String> {
-    let dir = root.join("target/mutants");
-    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-        .current_dir(root)
-        .args([
-            "build",
-            "--release",
-            "--quiet",
-            "-p",
-            "wai-checker",
-            "--bin",
-            "wai-checker",
-            "--features",
-            "mutants",
-            "--target-dir",
-        ])
-        .arg(&dir)
-        .status()
-        .map_err(|e| format!("cargo build: {e}"))?;
-    if !status.success() {
-        return Err("cargo build --features mutants failed".into());
-    }
-    Ok(dir.join("release/wai-checker"))
 }
 
 /// The tree through the checker with `mutant` on: every suite's files in ascending size, then every

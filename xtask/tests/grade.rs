@@ -5,7 +5,6 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Duration;
 use xtask::grade::{self, FileGrade, Options, Outcome};
@@ -14,32 +13,19 @@ fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
 }
 
-/// The checker, in a release build with and without the mutants (a separate target directory, so
-/// the ordinary binary is never mutated).
+/// The checker, in a release build with and without the mutants (`xtask::mutant_checker`).
 fn checker(mutants: bool) -> PathBuf {
     static PLAIN: OnceLock<PathBuf> = OnceLock::new();
     static MUTANT: OnceLock<PathBuf> = OnceLock::new();
     let cell = if mutants { &MUTANT } else { &PLAIN };
     cell.get_or_init(|| {
-        let dir = root().join(if mutants { "target/mutants" } else { "target" });
-        let mut cmd = Command::new(std::env::var("CARGO").unwrap_or("cargo".into()));
-        cmd.current_dir(root())
-            .args([
-                "build",
-                "--release",
-                "--quiet",
-                "-p",
-                "wai-checker",
-                "--bin",
-                "wai-checker",
-                "--target-dir",
-            ])
-            .arg(&dir);
         if mutants {
-            cmd.args(["--features", "mutants"]);
+            xtask::mutant_checker(&root()).unwrap()
+        } else {
+            xtask::build(&root(), &[("wai-checker", "wai-checker")])
+                .unwrap()
+                .join("wai-checker")
         }
-        assert!(cmd.status().unwrap().success());
-        dir.join("release/wai-checker")
     })
     .clone()
 }
