@@ -4,9 +4,10 @@
 use crate::canon::{self, J};
 use crate::load;
 use crate::ops::{Bug, Tensor};
+use crate::request::{Bad, bad, members};
 use crate::run::{Given, Outcome, Sequence};
 use crate::whg1::Kind;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 /// A request's tensor: its shape, its values, and their canonical strings for the echo.
 struct ReqTensor {
@@ -27,37 +28,6 @@ struct Request {
     graph_hex: String,
     graph: Vec<u8>,
     decodes: Vec<ReqDecode>,
-}
-
-/// A request error: `<field>: <what is wrong>`.
-type Bad = String;
-
-fn bad<T>(field: &str, what: &str) -> Result<T, Bad> {
-    Err(format!("{field}: {what}"))
-}
-
-fn members<'a>(v: &'a Value, field: &str, required: &[&str], optional: &[&str]) -> Result<&'a Map<String, Value>, Bad> {
-    let Some(m) = v.as_object() else {
-        return bad(field, "not an object");
-    };
-    let at = |k: &str| {
-        if field.is_empty() {
-            k.to_string()
-        } else {
-            format!("{field}.{k}")
-        }
-    };
-    for k in m.keys() {
-        if !required.contains(&k.as_str()) && !optional.contains(&k.as_str()) {
-            return bad(&at(k), "a member the form does not have");
-        }
-    }
-    for k in required {
-        if !m.contains_key(*k) {
-            return bad(&at(k), "missing");
-        }
-    }
-    Ok(m)
 }
 
 fn array<'a>(v: &'a Value, field: &str) -> Result<&'a Vec<Value>, Bad> {

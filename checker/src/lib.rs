@@ -61,6 +61,7 @@ pub mod mutants;
 pub mod num;
 pub mod ops;
 pub mod plan;
+pub mod request;
 pub mod run;
 pub mod scale_path;
 pub mod stage;

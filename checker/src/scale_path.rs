@@ -27,6 +27,7 @@ use crate::canon::{self, J};
 use crate::fill::LineError;
 use crate::load;
 use crate::lower::{self, jpegai_int};
+use crate::request::members;
 use crate::run::{Given, Outcome, Sequence};
 use crate::stage::dec::Dec;
 use crate::stage::mans::{self, SpanIn};
@@ -203,7 +204,7 @@ fn echo(v: &Value) -> J {
 
 /// Fills one scale-path record (a parsed line with a `"bundle"` member).
 pub fn fill_line(v: &Value) -> Result<String, LineError> {
-    let m = lower::members(v, &["bundle", "id", "payload"], &["expect"]).map_err(LineError::Bad)?;
+    let m = members(v, "", &["bundle", "id", "payload"], &["expect"]).map_err(LineError::Bad)?;
     let id = match m["id"].as_str() {
         Some(s) if canon::printable(s) => s,
         Some(_) => return Err(LineError::Bad("id: not printable ASCII".into())),
@@ -214,8 +215,13 @@ pub fn fill_line(v: &Value) -> Result<String, LineError> {
         .into_iter()
         .map(|f| (f.name, f.bytes))
         .collect();
-    let pm = lower::members(&m["payload"], &["grfs_uv", "grfs_y", "sorp", "sors", "soz"], &[])
-        .map_err(|e| LineError::Bad(format!("payload.{e}")))?;
+    let pm = members(
+        &m["payload"],
+        "payload",
+        &["grfs_uv", "grfs_y", "sorp", "sors", "soz"],
+        &[],
+    )
+    .map_err(LineError::Bad)?;
     let bad = |e: String| LineError::Bad(format!("payload.{e}"));
     let soz = lower::hex_field(&pm["soz"], "soz").map_err(bad)?;
     let sorp = lower::hex_field(&pm["sorp"], "sorp").map_err(bad)?;

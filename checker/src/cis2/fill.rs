@@ -13,6 +13,7 @@ use super::reduce;
 use super::rope;
 use crate::canon::{self, J, ReqInt};
 use crate::fill::LineError;
+use crate::request::{Bad, bad, members};
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 use std::sync::RwLock;
@@ -32,36 +33,6 @@ fn tree() -> Option<PathBuf> {
 pub fn is_cis2(v: &Value) -> bool {
     v.as_object()
         .is_some_and(|m| m.contains_key("fn") || m.contains_key("model"))
-}
-
-type Bad = String;
-
-fn bad<T>(field: &str, what: &str) -> Result<T, Bad> {
-    Err(format!("{field}: {what}"))
-}
-
-fn members<'a>(v: &'a Value, field: &str, required: &[&str], optional: &[&str]) -> Result<&'a Map<String, Value>, Bad> {
-    let Some(m) = v.as_object() else {
-        return bad(field, "not an object");
-    };
-    let at = |k: &str| {
-        if field.is_empty() {
-            k.to_string()
-        } else {
-            format!("{field}.{k}")
-        }
-    };
-    for k in m.keys() {
-        if !required.contains(&k.as_str()) && !optional.contains(&k.as_str()) {
-            return bad(&at(k), "a member the form does not have");
-        }
-    }
-    for k in required {
-        if !m.contains_key(*k) {
-            return bad(&at(k), "missing");
-        }
-    }
-    Ok(m)
 }
 
 fn hex_bits(v: &Value, field: &str, digits: usize) -> Result<u64, Bad> {

@@ -7,9 +7,10 @@ use super::check::{self, Code};
 use super::core;
 use super::env;
 use super::exec::{self, Stop};
-use super::request::{self, Bad};
+use super::request;
 use crate::canon::{self, J};
 use crate::fill::LineError;
+use crate::request::Bad;
 use serde_json::Value;
 
 /// A successful call's output capacity is at most 2^20 bytes (docs/protocol.md).

@@ -11,39 +11,8 @@
 
 use super::nat::Nat;
 use crate::canon::{self, J};
+use crate::request::{Bad, at, bad, members};
 use serde_json::{Map, Value};
-
-/// A request error: `<field>: <what is wrong>`.
-pub type Bad = String;
-
-fn bad<T>(field: &str, what: &str) -> Result<T, Bad> {
-    Err(format!("{field}: {what}"))
-}
-
-fn at(field: &str, k: &str) -> String {
-    if field.is_empty() {
-        k.to_string()
-    } else {
-        format!("{field}.{k}")
-    }
-}
-
-fn members<'a>(v: &'a Value, field: &str, required: &[&str], optional: &[&str]) -> Result<&'a Map<String, Value>, Bad> {
-    let Some(m) = v.as_object() else {
-        return bad(if field.is_empty() { "line" } else { field }, "not an object");
-    };
-    for k in m.keys() {
-        if !required.contains(&k.as_str()) && !optional.contains(&k.as_str()) {
-            return bad(&at(field, k), "a member the form does not have");
-        }
-    }
-    for k in required {
-        if !m.contains_key(*k) {
-            return bad(&at(field, k), "missing");
-        }
-    }
-    Ok(m)
-}
 
 fn array<'a>(v: &'a Value, field: &str) -> Result<&'a Vec<Value>, Bad> {
     v.as_array().map_or_else(|| bad(field, "not an array"), Ok)

@@ -38,7 +38,8 @@ use crate::canon::{self, J};
 use crate::fill::LineError;
 use crate::load;
 use crate::plan::{self, PlanErr, Shape, When};
-use serde_json::{Map, Value};
+use crate::request::{Bad, bad, members};
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 /// A §13 lowering.
@@ -239,12 +240,6 @@ pub fn run(lowering: Lowering, capability: &str, claim: Option<Profile>, files: 
 // ---------------------------------------------------------------------------------------------
 // Lowering records.
 
-type Bad = String;
-
-fn bad<T>(field: &str, what: &str) -> Result<T, Bad> {
-    Err(format!("{field}: {what}"))
-}
-
 fn printable_str<'a>(v: &'a Value, field: &str) -> Result<&'a str, Bad> {
     match v.as_str() {
         Some(s) if canon::printable(s) => Ok(s),
@@ -282,24 +277,6 @@ pub fn files_field(v: &Value, field: &str) -> Result<Vec<File>, Bad> {
     Ok(out)
 }
 
-/// The members of an object, checked: none unknown, none missing.
-pub fn members<'a>(v: &'a Value, required: &[&str], optional: &[&str]) -> Result<&'a Map<String, Value>, Bad> {
-    let Some(m) = v.as_object() else {
-        return bad("(line)", "not an object");
-    };
-    for k in m.keys() {
-        if !required.contains(&k.as_str()) && !optional.contains(&k.as_str()) {
-            return bad(k, "a member the form does not have");
-        }
-    }
-    for k in required {
-        if !m.contains_key(*k) {
-            return bad(k, "missing");
-        }
-    }
-    Ok(m)
-}
-
 /// The name of a set's folder in the certificate tree (docs/assumptions.md L3, L4, L6): for one
 /// file, the SHA-256 of its bytes (which is the certificate's `set_sha256` for `int_synth/1`); for
 /// several, the SHA-256 of their `sha256sum` listing, `<sha256>  <name>` lines in the byte order of
@@ -323,7 +300,7 @@ fn sha_hex(b: &[u8]) -> String {
 
 /// Fills one lowering record (a parsed line with a `"lowering"` member).
 pub fn fill_line(v: &Value) -> Result<String, LineError> {
-    let m = members(v, &["capability", "claim", "files", "id", "lowering"], &["expect"]).map_err(LineError::Bad)?;
+    let m = members(v, "", &["capability", "claim", "files", "id", "lowering"], &["expect"]).map_err(LineError::Bad)?;
     let id = printable_str(&m["id"], "id").map_err(LineError::Bad)?;
     let lowering_id = printable_str(&m["lowering"], "lowering").map_err(LineError::Bad)?;
     let Some(lowering) = Lowering::parse(lowering_id) else {

@@ -14,8 +14,9 @@ pub mod scalar;
 
 use crate::canon::{self, J};
 use crate::fill::LineError;
+use crate::request::{Bad, bad, members};
 use dec::Dec;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 /// A stage refusal code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,38 +49,6 @@ pub struct Refusal {
 
 /// A stage result or its refusal.
 pub type SR<T> = Result<T, Refusal>;
-
-/// A request error: `<field>: <what is wrong>`.
-type Bad = String;
-
-fn bad<T>(field: &str, what: &str) -> Result<T, Bad> {
-    Err(format!("{field}: {what}"))
-}
-
-/// The members of an object, checked: none unknown, none missing.
-fn members<'a>(v: &'a Value, field: &str, required: &[&str], optional: &[&str]) -> Result<&'a Map<String, Value>, Bad> {
-    let Some(m) = v.as_object() else {
-        return bad(field, "not an object");
-    };
-    let at = |k: &str| {
-        if field.is_empty() {
-            k.to_string()
-        } else {
-            format!("{field}.{k}")
-        }
-    };
-    for k in m.keys() {
-        if !required.contains(&k.as_str()) && !optional.contains(&k.as_str()) {
-            return bad(&at(k), "a member the form does not have");
-        }
-    }
-    for k in required {
-        if !m.contains_key(*k) {
-            return bad(&at(k), "missing");
-        }
-    }
-    Ok(m)
-}
 
 fn array<'a>(v: &'a Value, field: &str) -> Result<&'a Vec<Value>, Bad> {
     v.as_array().map_or_else(|| bad(field, "not an array"), Ok)
