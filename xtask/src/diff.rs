@@ -49,19 +49,6 @@ fn nul_separated(bytes: &[u8]) -> BTreeSet<String> {
         .collect()
 }
 
-/// The files under `dir`, as paths relative to `base` with `/` separators.
-fn walk(base: &Path, dir: &Path, out: &mut BTreeSet<String>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    for e in entries.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            walk(base, &p, out);
-        } else if let Ok(rel) = p.strip_prefix(base) {
-            out.insert(rel.to_string_lossy().replace('\\', "/"));
-        }
-    }
-}
-
 /// The whole report for the tree under `root` against `rev`.
 pub fn report(root: &Path, rev: &str) -> Result<String, String> {
     let commit = String::from_utf8_lossy(&git(root, &["rev-parse", "--verify", &format!("{rev}^{{commit}}")])?)
@@ -72,8 +59,10 @@ pub fn report(root: &Path, rev: &str) -> Result<String, String> {
         root,
         &["ls-tree", "-r", "-z", "--name-only", &commit, "--", TREE],
     )?);
-    let mut new = BTreeSet::new();
-    walk(root, &root.join(TREE), &mut new);
+    let new: BTreeSet<String> = xtask::compare::files(&root.join(TREE))
+        .into_iter()
+        .map(|f| format!("{TREE}/{f}"))
+        .collect();
     // Files present in both that git sees as changed in the working tree.
     let touched = nul_separated(&git(
         root,

@@ -711,20 +711,11 @@ pub fn max_len(target: &str) -> usize {
 
 /// The committed `.jsonl` files under `dir` (recursively), sorted.
 fn jsonl_files(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "jsonl") {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
+    crate::compare::files(dir)
+        .into_iter()
+        .filter(|f| f.ends_with(".jsonl"))
+        .map(|f| dir.join(f))
+        .collect()
 }
 
 /// The model folders of the CIS-2 suite, sorted.
