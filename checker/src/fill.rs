@@ -249,20 +249,33 @@ pub fn fill_line(line: &str) -> Result<String, LineError> {
 /// `err` as `line N: <field>: <what is wrong>`. Every line ends with a line feed; a last line without
 /// one is read as well.
 pub fn fill(input: &[u8], out: &mut String, err: &mut dyn FnMut(String)) -> usize {
-    let mut bad_lines = 0;
-    let body = input.strip_suffix(b"\n").unwrap_or(input);
+    fill_lines(input, out, err, &|line| match line {
+        _ if crate::mutants::active("crash-on-stage") && line.contains("\"op\"") => std::process::exit(3),
+        _ if crate::mutants::active("hang-on-cis2") && line.contains("\"fn\"") => loop {
+            std::thread::sleep(std::time::Duration::from_secs(3600));
+        },
+        _ if crate::mutants::active("garbage-on-dequant") && line.contains("\"buffers\"") => {
+            Ok("garbage, not a record".to_string())
+        }
+        _ => fill_line(line),
+    })
+}
+
+/// Fills every line of `input` with `fill_line` into `out`; returns the number of bad lines,
+/// after reporting each on `err` as `line N: …` (a line that is not UTF-8 is one).
+pub fn fill_lines(
+    input: &[u8],
+    out: &mut String,
+    err: &mut dyn FnMut(String),
+    fill_line: &dyn Fn(&str) -> Result<String, LineError>,
+) -> usize {
     if input.is_empty() {
         return 0;
     }
+    let body = input.strip_suffix(b"\n").unwrap_or(input);
+    let mut bad_lines = 0;
     for (n, line) in body.split(|&b| b == b'\n').enumerate() {
         let result = match std::str::from_utf8(line) {
-            Ok(line) if crate::mutants::active("crash-on-stage") && line.contains("\"op\"") => std::process::exit(3),
-            Ok(line) if crate::mutants::active("hang-on-cis2") && line.contains("\"fn\"") => loop {
-                std::thread::sleep(std::time::Duration::from_secs(3600));
-            },
-            Ok(line) if crate::mutants::active("garbage-on-dequant") && line.contains("\"buffers\"") => {
-                Ok("garbage, not a record".to_string())
-            }
             Ok(line) => fill_line(line),
             Err(_) => Err(LineError::Bad("not JSON: not UTF-8".into())),
         };

@@ -108,30 +108,5 @@ pub fn fill_line(line: &str) -> Result<String, LineError> {
 /// Fills every line of `input` into `out` (as [`crate::fill::fill`] does, DetessDequant records
 /// only); returns the number of bad lines, after reporting each on `err` as `line N: …`.
 pub fn fill(input: &[u8], out: &mut String, err: &mut dyn FnMut(String)) -> usize {
-    if input.is_empty() {
-        return 0;
-    }
-    let body = input.strip_suffix(b"\n").unwrap_or(input);
-    let mut bad_lines = 0;
-    for (n, l) in body.split(|&b| b == b'\n').enumerate() {
-        let result = match std::str::from_utf8(l) {
-            Ok(l) => fill_line(l),
-            Err(_) => Err(LineError::Bad("not JSON: not UTF-8".into())),
-        };
-        match result {
-            Ok(s) => {
-                out.push_str(&s);
-                out.push('\n');
-            }
-            Err(LineError::Bad(m)) => {
-                bad_lines += 1;
-                err(format!("line {}: {m}", n + 1));
-            }
-            Err(LineError::Bug(m)) => {
-                bad_lines += 1;
-                err(format!("line {}: checker bug: {m}", n + 1));
-            }
-        }
-    }
-    bad_lines
+    crate::fill::fill_lines(input, out, err, &fill_line)
 }
