@@ -4,7 +4,7 @@
 use crate::canon::{self, J};
 use crate::load;
 use crate::ops::{Bug, Tensor};
-use crate::request::{Bad, bad, members};
+use crate::request::{Bad, array, bad, int_str, members};
 use crate::run::{Given, Outcome, Sequence};
 use crate::whg1::Kind;
 use serde_json::Value;
@@ -28,18 +28,6 @@ struct Request {
     graph_hex: String,
     graph: Vec<u8>,
     decodes: Vec<ReqDecode>,
-}
-
-fn array<'a>(v: &'a Value, field: &str) -> Result<&'a Vec<Value>, Bad> {
-    v.as_array().map_or_else(|| bad(field, "not an array"), Ok)
-}
-
-fn int_str<'a>(v: &'a Value, field: &str) -> Result<&'a str, Bad> {
-    match v.as_str() {
-        Some(s) if canon::is_canonical_int(s) => Ok(s),
-        Some(_) => bad(field, "not a canonical integer string"),
-        None => bad(field, "not an integer string"),
-    }
 }
 
 fn tensor(v: &Value, field: &str) -> Result<ReqTensor, Bad> {

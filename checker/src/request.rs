@@ -1,6 +1,7 @@
 //! What every request reader shares (docs/protocol.md): a line that breaks its form is a request
 //! error `<field>: <what is wrong>`, never a refusal.
 
+use crate::canon;
 use serde_json::{Map, Value};
 
 /// A request error: `<field>: <what is wrong>`.
@@ -40,4 +41,21 @@ pub fn members<'a>(
         }
     }
     Ok(m)
+}
+
+pub fn array<'a>(v: &'a Value, field: &str) -> Result<&'a Vec<Value>, Bad> {
+    v.as_array().map_or_else(|| bad(field, "not an array"), Ok)
+}
+
+pub fn string<'a>(v: &'a Value, field: &str) -> Result<&'a str, Bad> {
+    v.as_str().map_or_else(|| bad(field, "not a string"), Ok)
+}
+
+/// A canonical integer string (§14.1), as it is.
+pub fn int_str<'a>(v: &'a Value, field: &str) -> Result<&'a str, Bad> {
+    match v.as_str() {
+        Some(s) if canon::is_canonical_int(s) => Ok(s),
+        Some(_) => bad(field, "not a canonical integer string"),
+        None => bad(field, "not an integer string"),
+    }
 }

@@ -11,20 +11,8 @@
 
 use super::nat::Nat;
 use crate::canon::{self, J};
-use crate::request::{Bad, at, bad, members};
+use crate::request::{Bad, array, at, bad, int_str, members, string};
 use serde_json::{Map, Value};
-
-fn array<'a>(v: &'a Value, field: &str) -> Result<&'a Vec<Value>, Bad> {
-    v.as_array().map_or_else(|| bad(field, "not an array"), Ok)
-}
-
-fn int_str<'a>(v: &'a Value, field: &str) -> Result<&'a str, Bad> {
-    match v.as_str() {
-        Some(s) if canon::is_canonical_int(s) => Ok(s),
-        Some(_) => bad(field, "not a canonical integer string"),
-        None => bad(field, "not an integer string"),
-    }
-}
 
 /// A non-negative integer below 2^64.
 fn uint64(v: &Value, field: &str) -> Result<u64, Bad> {
@@ -43,10 +31,6 @@ fn int_clamped(v: &Value, field: &str) -> Result<i128, Bad> {
 fn int32(v: &Value, field: &str) -> Result<i32, Bad> {
     let n = int_clamped(v, field)?;
     i32::try_from(n).or_else(|_| bad(field, "not an int32 (the zero point's domain is -2^31..2^31-1)"))
-}
-
-fn string<'a>(v: &'a Value, field: &str) -> Result<&'a str, Bad> {
-    v.as_str().map_or_else(|| bad(field, "not a string"), Ok)
 }
 
 fn lower_hex(s: &str) -> bool {

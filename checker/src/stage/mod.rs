@@ -14,7 +14,7 @@ pub mod scalar;
 
 use crate::canon::{self, J};
 use crate::fill::LineError;
-use crate::request::{Bad, bad, members};
+use crate::request::{Bad, array, bad, members, string};
 use dec::Dec;
 use serde_json::Value;
 
@@ -49,14 +49,6 @@ pub struct Refusal {
 
 /// A stage result or its refusal.
 pub type SR<T> = Result<T, Refusal>;
-
-fn array<'a>(v: &'a Value, field: &str) -> Result<&'a Vec<Value>, Bad> {
-    v.as_array().map_or_else(|| bad(field, "not an array"), Ok)
-}
-
-fn string<'a>(v: &'a Value, field: &str) -> Result<&'a str, Bad> {
-    v.as_str().map_or_else(|| bad(field, "not a string"), Ok)
-}
 
 fn boolean(v: &Value, field: &str) -> Result<bool, Bad> {
     v.as_bool().map_or_else(|| bad(field, "not true or false"), Ok)
