@@ -40,6 +40,16 @@ enum Command {
         #[arg(long)]
         tree: Option<PathBuf>,
     },
+    /// Write scale records (docs/protocol.md, the scale tier) with every recipe written out and
+    /// every output in full, for consumers without the grader.
+    Expand {
+        /// Read records from this file instead of stdin.
+        #[arg(long = "in")]
+        input: Option<PathBuf>,
+        /// Write the expanded lines to this file instead of stdout.
+        #[arg(long = "out")]
+        output: Option<PathBuf>,
+    },
     /// Write the bounds certificate (§8.5) of WHG1 graphs, in the order given, to stdout.
     Certify {
         /// The capability the set is certified for (null when absent).
@@ -108,7 +118,10 @@ enum Command {
 
 fn main() -> ExitCode {
     let result = match Cli::parse().command {
-        Command::Fill { input, output, tree } => fill(input, output, tree),
+        Command::Fill { input, output, tree } => fill(input, output, |line| {
+            wai_oracle::fill::fill_line_in(line, tree.as_deref())
+        }),
+        Command::Expand { input, output } => fill(input, output, wai_oracle::fill::expand_line),
         Command::Certify {
             capability,
             lowering,
@@ -118,7 +131,7 @@ fn main() -> ExitCode {
         Command::Admissible { profile, tensor, graph } => admissible_range(&profile, tensor, &graph),
         Command::Dequant {
             command: DequantCommand::Fill { input, output },
-        } => fill(input, output, None),
+        } => fill(input, output, wai_oracle::fill::fill_line),
         Command::Cis2 {
             model_dir,
             prompt,
@@ -162,7 +175,12 @@ fn cis2(dir: &Path, prompt: &str, gen_toks: usize, exact: bool, unpinned: bool) 
     Ok(())
 }
 
-fn fill(input: Option<PathBuf>, output: Option<PathBuf>, tree: Option<PathBuf>) -> Result<(), String> {
+/// Each line of `input` through `each` into `output`; a bad line is reported and skipped.
+fn fill(
+    input: Option<PathBuf>,
+    output: Option<PathBuf>,
+    each: impl Fn(&str) -> Result<String, String>,
+) -> Result<(), String> {
     let reader: Box<dyn io::BufRead> = match &input {
         Some(p) => Box::new(BufReader::new(
             File::open(p).map_err(|e| format!("{}: {e}", p.display()))?,
@@ -175,9 +193,7 @@ fn fill(input: Option<PathBuf>, output: Option<PathBuf>, tree: Option<PathBuf>) 
         )),
         None => Box::new(BufWriter::new(io::stdout().lock())),
     };
-    match wai_oracle::fill::fill_stream(reader, writer, io::stderr().lock(), tree.as_deref())
-        .map_err(|e| e.to_string())?
-    {
+    match wai_oracle::fill::stream(reader, writer, io::stderr().lock(), each).map_err(|e| e.to_string())? {
         0 => Ok(()),
         bad => Err(format!("fill: {bad} bad lines")),
     }

@@ -7,6 +7,7 @@ pub mod graph;
 pub mod jpegai;
 pub mod json;
 pub mod lowering;
+pub mod recipe;
 pub mod stage;
 
 use crate::canon;
@@ -44,14 +45,31 @@ pub fn fill_line_in(line: &str, tree: Option<&Path>) -> Result<String, String> {
     canon::to_line(&filled).map_err(|e| e.to_string())
 }
 
+/// Expands one scale record (docs/protocol.md, the scale tier): its recipes written out and its
+/// outputs in full. Any other graph vector is filled as it is.
+pub fn expand_line(line: &str) -> Result<String, String> {
+    let value: serde_json::Value = serde_json::from_str(line).map_err(|e| format!("not JSON: {e}"))?;
+    canon::to_line(&graph::expand(&value)?).map_err(|e| e.to_string())
+}
+
 /// Fills every line of `input` into `output`. A bad line is reported on
 /// `errors` as `line N: <what is wrong>` and skipped; the result is the number
 /// of bad lines.
 pub fn fill_stream(
     input: impl BufRead,
+    output: impl Write,
+    errors: impl Write,
+    tree: Option<&Path>,
+) -> std::io::Result<usize> {
+    stream(input, output, errors, |line| fill_line_in(line, tree))
+}
+
+/// Writes `each` of every line of `input` to `output`, as `fill_stream` does.
+pub fn stream(
+    input: impl BufRead,
     mut output: impl Write,
     mut errors: impl Write,
-    tree: Option<&Path>,
+    each: impl Fn(&str) -> Result<String, String>,
 ) -> std::io::Result<usize> {
     let mut bad = 0;
     for (n, line) in input.split(b'\n').enumerate() {
@@ -62,7 +80,7 @@ pub fn fill_stream(
         // A line that is not UTF-8 is a bad line like any other, not the end of the stream.
         let filled = String::from_utf8(line)
             .map_err(|_| "not JSON: not UTF-8".to_string())
-            .and_then(|line| fill_line_in(&line, tree));
+            .and_then(|line| each(&line));
         match filled {
             Ok(filled) => output.write_all(filled.as_bytes())?,
             Err(e) => {
