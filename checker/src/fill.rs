@@ -1,24 +1,42 @@
 //! The `fill` protocol (docs/protocol.md): request lines in, canonical filled lines out. A line whose
-//! object has an `"op"` member is a stage-operator vector ([`crate::stage`]); any other a graph vector.
+//! object has an `"op"` member is a stage-operator vector ([`crate::stage`]); any other a graph vector,
+//! written out or a scale record whose inputs are recipes and outputs digests ([`crate::recipe`]).
 
 use crate::canon::{self, J};
 use crate::load;
 use crate::ops::{Bug, Tensor};
-use crate::request::{Bad, array, bad, int_str, members};
+use crate::recipe::{self, RecipeTensor};
+use crate::request::{Bad, array, at, bad, int_str, members, shape};
 use crate::run::{Given, Outcome, Sequence};
 use crate::whg1::Kind;
 use serde_json::Value;
 
-/// A request's tensor: its shape, its values, and their canonical strings for the echo.
-struct ReqTensor {
-    shape: [u64; 3],
-    data: Vec<i128>,
-    raw_shape: Vec<String>,
-    raw_data: Vec<String>,
+/// A decode's data inputs as the request gives them.
+enum Inputs {
+    /// Written out: the tensors, and each one's element strings for the echo.
+    Written(Vec<Given>, Vec<Vec<String>>),
+    /// Recipes (docs/protocol.md, the scale tier): their elements exist only while the decode runs.
+    Recipes(Vec<RecipeTensor>),
+}
+
+impl Inputs {
+    fn len(&self) -> usize {
+        match self {
+            Inputs::Written(ts, _) => ts.len(),
+            Inputs::Recipes(rs) => rs.len(),
+        }
+    }
+
+    fn echo(&self) -> J {
+        match self {
+            Inputs::Written(ts, raw) => J::Arr(ts.iter().zip(raw).map(|(t, r)| tensor_json(t.shape, r)).collect()),
+            Inputs::Recipes(rs) => J::Arr(rs.iter().map(RecipeTensor::echo).collect()),
+        }
+    }
 }
 
 struct ReqDecode {
-    inputs: Vec<ReqTensor>,
+    inputs: Inputs,
     scalars: Vec<i128>,
     raw_scalars: Vec<String>,
 }
@@ -27,33 +45,22 @@ struct Request {
     id: String,
     graph_hex: String,
     graph: Vec<u8>,
+    /// A scale record: its outputs are written as digests (docs/protocol.md, the scale tier).
+    scale: bool,
     decodes: Vec<ReqDecode>,
 }
 
-fn tensor(v: &Value, field: &str) -> Result<ReqTensor, Bad> {
+/// A written-out tensor, and its elements' canonical strings.
+fn tensor(v: &Value, field: &str) -> Result<(Given, Vec<String>), Bad> {
     let m = members(v, field, &["data", "shape"], &[])?;
-    let shape_v = array(&m["shape"], &format!("{field}.shape"))?;
-    if shape_v.len() != 3 {
-        return bad(&format!("{field}.shape"), "not three dimensions");
-    }
-    let mut shape = [0u64; 3];
-    let mut raw_shape = Vec::new();
-    for (i, d) in shape_v.iter().enumerate() {
-        let f = format!("{field}.shape[{i}]");
-        let s = int_str(d, &f)?;
-        shape[i] = match canon::parse_u64(s) {
-            Some(v) => v,
-            None => return bad(&f, "not a dimension below 2^64"),
-        };
-        raw_shape.push(s.to_string());
-    }
-    let data_v = array(&m["data"], &format!("{field}.data"))?;
+    let shape = shape(&m["shape"], &at(field, "shape"))?;
+    let data_v = array(&m["data"], &at(field, "data"))?;
     // Three sides below 2^64 can pass u128: such a product holds no request's data.
     let n = shape.iter().try_fold(1u128, |n, &d| n.checked_mul(u128::from(d)));
     if n != Some(data_v.len() as u128) {
         let [c, h, w] = shape;
         return bad(
-            &format!("{field}.data"),
+            &at(field, "data"),
             &format!("holds {} elements, not C·H·W = {c}·{h}·{w}", data_v.len()),
         );
     }
@@ -64,12 +71,25 @@ fn tensor(v: &Value, field: &str) -> Result<ReqTensor, Bad> {
         data.push(canon::parse_int(s).expect("canonical").clamped());
         raw_data.push(s.to_string());
     }
-    Ok(ReqTensor {
-        shape,
-        data,
-        raw_shape,
-        raw_data,
-    })
+    Ok((Given { shape, data }, raw_data))
+}
+
+/// A decode's `inputs`: every one a recipe in a scale record, every one written out elsewhere.
+fn inputs(v: &Value, field: &str, scale: bool) -> Result<Inputs, Bad> {
+    let each = array(v, field)?
+        .iter()
+        .enumerate()
+        .map(|(k, t)| (t, format!("{field}[{k}]")));
+    if scale {
+        let rs = each.map(|(t, f)| recipe::read_input(t, &f)).collect::<Result<_, _>>()?;
+        return Ok(Inputs::Recipes(rs));
+    }
+    let (ts, raw) = each
+        .map(|(t, f)| tensor(t, &f))
+        .collect::<Result<Vec<_>, _>>()?
+        .into_iter()
+        .unzip();
+    Ok(Inputs::Written(ts, raw))
 }
 
 fn parse(v: &Value) -> Result<Request, Bad> {
@@ -85,15 +105,12 @@ fn parse(v: &Value) -> Result<Request, Bad> {
         None => return bad("graph", "not a string"),
     };
     let graph = hex::decode(graph_hex).map_err(|e| format!("graph: {e}"))?;
+    let scale = recipe::is_scale(v);
     let mut decodes = Vec::new();
     for (i, d) in array(&m["decodes"], "decodes")?.iter().enumerate() {
         let f = format!("decodes[{i}]");
         let dm = members(d, &f, &["inputs", "scalars"], &["expect"])?;
-        let inputs = array(&dm["inputs"], &format!("{f}.inputs"))?
-            .iter()
-            .enumerate()
-            .map(|(k, t)| tensor(t, &format!("{f}.inputs[{k}]")))
-            .collect::<Result<Vec<_>, _>>()?;
+        let inputs = inputs(&dm["inputs"], &format!("{f}.inputs"), scale)?;
         let mut scalars = Vec::new();
         let mut raw_scalars = Vec::new();
         for (k, s) in array(&dm["scalars"], &format!("{f}.scalars"))?.iter().enumerate() {
@@ -111,25 +128,47 @@ fn parse(v: &Value) -> Result<Request, Bad> {
         id,
         graph_hex: graph_hex.to_string(),
         graph,
+        scale,
         decodes,
     })
 }
 
-fn tensor_json(shape: &[String], data: &[String]) -> J {
+fn tensor_json(shape: [u64; 3], data: &[String]) -> J {
     J::obj(vec![
         ("data", J::Arr(data.iter().map(|s| J::str(s)).collect())),
-        ("shape", J::Arr(shape.iter().map(|s| J::str(s)).collect())),
+        ("shape", J::Arr(shape.iter().map(J::int).collect())),
     ])
 }
 
-fn out_tensor_json(t: &Tensor) -> J {
+/// An output tensor: written out, or in a scale record its digest form.
+fn out_tensor_json(t: &Tensor, scale: bool) -> J {
+    let shape = [t.shape.c, t.shape.h, t.shape.w];
+    if scale {
+        return recipe::digest_j(shape, &t.data);
+    }
     J::obj(vec![
         ("data", J::Arr(t.data.iter().map(J::int).collect())),
-        (
-            "shape",
-            J::Arr([t.shape.c, t.shape.h, t.shape.w].iter().map(J::int).collect()),
-        ),
+        ("shape", J::Arr(shape.iter().map(J::int).collect())),
     ])
+}
+
+/// Runs one decode; a scale record's recipes are expanded here and dropped after it.
+fn run_decode(seq: &mut Sequence, d: &ReqDecode, scale: bool) -> Result<J, Bug> {
+    let expanded: Vec<Given>;
+    let given = match &d.inputs {
+        Inputs::Written(ts, _) => ts,
+        Inputs::Recipes(rs) => {
+            expanded = rs.iter().map(RecipeTensor::given).collect();
+            &expanded
+        }
+    };
+    Ok(match seq.decode(given, &d.scalars)? {
+        Outcome::Outputs(ts) => J::obj(vec![(
+            "outputs",
+            J::Arr(ts.iter().map(|t| out_tensor_json(t, scale)).collect()),
+        )]),
+        Outcome::Refused(c) => J::obj(vec![("refuse", J::str(c.name()))]),
+    })
 }
 
 /// What went wrong with one line.
@@ -193,29 +232,9 @@ pub fn fill_line(line: &str) -> Result<String, LineError> {
             let mut seq = Sequence::new(g);
             let mut out = Vec::with_capacity(req.decodes.len());
             for d in &req.decodes {
-                let given: Vec<Given> = d
-                    .inputs
-                    .iter()
-                    .map(|t| Given {
-                        shape: t.shape,
-                        data: t.data.clone(),
-                    })
-                    .collect();
-                let expect = match seq.decode(&given, &d.scalars)? {
-                    Outcome::Outputs(ts) => J::obj(vec![("outputs", J::Arr(ts.iter().map(out_tensor_json).collect()))]),
-                    Outcome::Refused(c) => J::obj(vec![("refuse", J::str(c.name()))]),
-                };
                 out.push(J::obj(vec![
-                    ("expect", expect),
-                    (
-                        "inputs",
-                        J::Arr(
-                            d.inputs
-                                .iter()
-                                .map(|t| tensor_json(&t.raw_shape, &t.raw_data))
-                                .collect(),
-                        ),
-                    ),
+                    ("expect", run_decode(&mut seq, d, req.scale)?),
+                    ("inputs", d.inputs.echo()),
                     ("scalars", J::Arr(d.raw_scalars.iter().map(|s| J::str(s)).collect())),
                 ]));
             }

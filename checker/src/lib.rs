@@ -21,6 +21,8 @@
 //!   `jpegai-int/1`) to canonical `WHG1` bytes (§13.0), their load checks, certificates and
 //!   lowering records; [`scale_path`]: `wai.image.jpegai`'s scale path and entropy decodes
 //!   (§13.6.1) as scale-path records;
+//! - [`recipe`]: the scale tier's record form (docs/protocol.md): `splitmix64` recipes for input
+//!   tensors, SHA-256 digests and samples for output tensors, and the written-out expansion;
 //! - [`fill`], [`certify`]: the commands (docs/protocol.md);
 //! - [`testgen`]: a `WHG1` writer, random graphs, an E1 encoder, random stage requests and
 //!   differential runs, for tests.
@@ -61,6 +63,7 @@ pub mod mutants;
 pub mod num;
 pub mod ops;
 pub mod plan;
+pub mod recipe;
 pub mod request;
 pub mod run;
 pub mod scale_path;

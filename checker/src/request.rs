@@ -59,3 +59,17 @@ pub fn int_str<'a>(v: &'a Value, field: &str) -> Result<&'a str, Bad> {
         None => bad(field, "not an integer string"),
     }
 }
+
+/// A tensor's `shape`: three canonical dimensions, each below 2^64 (docs/protocol.md, graph vectors).
+pub fn shape(v: &Value, field: &str) -> Result<[u64; 3], Bad> {
+    let dims = array(v, field)?;
+    if dims.len() != 3 {
+        return bad(field, "not three dimensions");
+    }
+    let mut shape = [0u64; 3];
+    for (i, d) in dims.iter().enumerate() {
+        let f = format!("{field}[{i}]");
+        shape[i] = canon::parse_u64(int_str(d, &f)?).map_or_else(|| bad(&f, "not a dimension below 2^64"), Ok)?;
+    }
+    Ok(shape)
+}

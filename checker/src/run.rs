@@ -5,6 +5,7 @@ use crate::load::Code;
 use crate::ops::{self, E, Tensor};
 use crate::plan::{self, PlanErr, Shape, When};
 use crate::whg1::{Graph, Kind, Policy};
+use std::borrow::Cow;
 
 /// A data input as a request gives it: its shape and its values (clamped into i128, which keeps
 /// every comparison with an i64 bound).
@@ -107,13 +108,14 @@ impl<'a> Sequence<'a> {
         let mut tensors: Vec<Option<Tensor>> = vec![None; g.tensors.len()];
         let mut next_data = data.iter();
         for (k, rec) in g.inputs.iter().enumerate() {
-            let raw: Vec<i128> = match rec.kind {
-                Kind::Data => next_data.next().expect("given").data.clone(),
-                Kind::State => match &self.carried[k] {
+            // A data input is read in place: a scale tier's tensor holds up to 2^26 elements.
+            let raw: Cow<[i128]> = match rec.kind {
+                Kind::Data => Cow::Borrowed(&next_data.next().expect("given").data),
+                Kind::State => Cow::Owned(match &self.carried[k] {
                     Some(t) => t.data.iter().map(|&v| i128::from(v)).collect(),
                     None if crate::mutants::active("state-init-zero") => vec![0; shapes[k].elems() as usize],
                     None => vec![i128::from(rec.init); shapes[k].elems() as usize],
-                },
+                }),
             };
             let vals = match g.tensors[rec.tensor].policy {
                 Policy::Clamp(lo, hi) if crate::mutants::active("input-clamp-as-check") => {

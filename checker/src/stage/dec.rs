@@ -57,6 +57,11 @@ impl Dec {
         Dec::parse(&v.to_string()).expect("a canonical integer")
     }
 
+    /// `−self`.
+    pub fn negated(&self) -> Dec {
+        Dec::from_parts(!self.neg, self.digits.clone())
+    }
+
     pub fn is_neg(&self) -> bool {
         self.neg
     }

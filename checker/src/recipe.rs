@@ -1,0 +1,363 @@
+//! The scale tier's record form (docs/protocol.md, "The scale tier: records with recipes and
+//! digests"): a graph vector whose input tensors are `splitmix64` recipes and whose output tensors
+//! are written as digests (a SHA-256 of the canonical `data` array, and samples).
+//!
+//! A recipe's elements are computed from their indices alone, in `u64`/`u128` wrapping arithmetic
+//! as the doc's formula has it, and only while a decode runs: a record keeps its recipes, never
+//! their elements. The grader's side is [`expand`] (a scale request written out as a graph
+//! vector), [`digest_form`] and [`compact`] (a written-out output in the record's form).
+
+use crate::canon::{self, J};
+use crate::request::{Bad, array, at, bad, int_str, members, shape, string};
+use crate::run::Given;
+use crate::stage::dec::Dec;
+use ethnum::I256;
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+use std::fmt::{Display, Write as _};
+
+/// The most elements a recipe may describe: `C·H·W ≤ 2^26` (docs/protocol.md, the scale tier).
+pub const MAX_ELEMS: u64 = 1 << 26;
+
+/// SplitMix64's `z` for element `i` from state `s`: its `(i + 1)`-th output (docs/protocol.md, the
+/// scale tier).
+pub fn splitmix64(s: u64, i: u64) -> u64 {
+    let mut z = s.wrapping_add(i.wrapping_add(1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// `⌊z · n / 2^64⌋` with `n = span + 1`: `z` taken onto `[0, span]` by the high half of the exact
+/// product (no division, no rejection). `n ≤ 2^64`, so the product fits `u128`.
+pub fn offset(z: u64, span: u64) -> u64 {
+    ((u128::from(z) * (u128::from(span) + 1)) >> 64) as u64
+}
+
+/// A recipe: `splitmix64` from `seed`, mapped onto `[lo, hi]`.
+#[derive(Clone, Debug)]
+pub struct Recipe {
+    seed: u64,
+    lo: Dec,
+    hi: Dec,
+    /// `hi − lo`, below 2^64.
+    span: u64,
+    base: Base,
+}
+
+/// `lo` in the narrowest width that holds the elements: every element is `lo + offset`, offset
+/// below 2^64, so a range inside i128 stays in i128 (the common case, and the fast one).
+#[derive(Clone, Copy, Debug)]
+enum Base {
+    /// `lo` and `hi` fit i128, and so does every element.
+    Narrow(i128),
+    /// `lo` fits I256; an element may pass it at the top.
+    Wide(I256),
+    /// `lo` is past I256, and every element on its side of i128.
+    Past,
+}
+
+impl Recipe {
+    /// Element `i`'s offset above `lo`.
+    fn offset(&self, i: u64) -> u64 {
+        offset(splitmix64(self.seed, i), self.span)
+    }
+
+    /// Element `i` clamped into i128, as a run takes request values ([`Given`]).
+    pub fn value(&self, i: u64) -> i128 {
+        let off = self.offset(i);
+        match self.base {
+            Base::Narrow(lo) => lo + i128::from(off),
+            Base::Wide(lo) => {
+                let v = lo.saturating_add(I256::from(off));
+                v.clamp(I256::from(i128::MIN), I256::from(i128::MAX)).as_i128()
+            }
+            Base::Past if self.lo.is_neg() => i128::MIN,
+            Base::Past => i128::MAX,
+        }
+    }
+
+    /// Element `i` exactly, as its canonical string.
+    pub fn text(&self, i: u64) -> String {
+        let off = self.offset(i);
+        let exact = || Dec::sum(&[&self.lo, &Dec::from_i128(i128::from(off))]).to_string();
+        match self.base {
+            Base::Narrow(lo) => (lo + i128::from(off)).to_string(),
+            Base::Wide(lo) => lo.checked_add(I256::from(off)).map_or_else(exact, |v| v.to_string()),
+            Base::Past => exact(),
+        }
+    }
+
+    /// The recipe as a record writes it.
+    fn echo(&self) -> J {
+        J::obj(vec![
+            ("generator", J::str("splitmix64")),
+            ("range", J::Arr(vec![J::int(&self.lo), J::int(&self.hi)])),
+            ("seed", J::int(self.seed)),
+        ])
+    }
+}
+
+/// An input tensor given as a recipe.
+#[derive(Clone, Debug)]
+pub struct RecipeTensor {
+    pub shape: [u64; 3],
+    pub recipe: Recipe,
+}
+
+impl RecipeTensor {
+    /// Reads `{"recipe", "shape"}`; a request error names the field at fault.
+    pub fn read(v: &Value, field: &str) -> Result<RecipeTensor, Bad> {
+        let m = members(v, field, &["recipe", "shape"], &[])?;
+        let recipe = read_recipe(&m["recipe"], &at(field, "recipe"))?;
+        let shape_field = at(field, "shape");
+        let shape = shape(&m["shape"], &shape_field)?;
+        // Checked before anything is allocated: three sides below 2^64 can pass u128.
+        let n = shape.iter().try_fold(1u128, |n, &d| n.checked_mul(u128::from(d)));
+        if n.is_none_or(|n| n > u128::from(MAX_ELEMS)) {
+            let [c, h, w] = shape;
+            return bad(&shape_field, &format!("C·H·W = {c}·{h}·{w} is past 2^26"));
+        }
+        Ok(RecipeTensor { shape, recipe })
+    }
+
+    /// `C·H·W`, at most 2^26.
+    fn len(&self) -> u64 {
+        self.shape.iter().product()
+    }
+
+    /// The tensor as a run takes it.
+    pub fn given(&self) -> Given {
+        Given {
+            shape: self.shape,
+            data: (0..self.len()).map(|i| self.recipe.value(i)).collect(),
+        }
+    }
+
+    /// The tensor written out, `{"data", "shape"}` (docs/protocol.md, graph vectors).
+    pub fn written(&self) -> Value {
+        let data = (0..self.len()).map(|i| Value::String(self.recipe.text(i))).collect();
+        object(vec![("data", Value::Array(data)), ("shape", shape_value(self.shape))])
+    }
+
+    /// The echo of a filled record: the recipe itself, canonical.
+    pub fn echo(&self) -> J {
+        J::obj(vec![("recipe", self.recipe.echo()), ("shape", shape_j(self.shape))])
+    }
+}
+
+fn read_recipe(v: &Value, field: &str) -> Result<Recipe, Bad> {
+    let m = members(v, field, &["generator", "range", "seed"], &[])?;
+    let generator = at(field, "generator");
+    if string(&m["generator"], &generator)? != "splitmix64" {
+        return bad(&generator, "not \"splitmix64\"");
+    }
+    let seed_field = at(field, "seed");
+    let Some(seed) = canon::parse_u64(int_str(&m["seed"], &seed_field)?) else {
+        return bad(&seed_field, "not an integer in [0, 2^64)");
+    };
+    let range = at(field, "range");
+    let bounds = array(&m["range"], &range)?;
+    if bounds.len() != 2 {
+        return bad(&range, "not two integers [lo, hi]");
+    }
+    let lo = Dec::parse(int_str(&bounds[0], &format!("{range}[0]"))?).expect("canonical");
+    let hi = Dec::parse(int_str(&bounds[1], &format!("{range}[1]"))?).expect("canonical");
+    if lo > hi {
+        return bad(&range, "lo is above hi");
+    }
+    let Some(span) = Dec::sum(&[&hi, &lo.negated()])
+        .to_i128()
+        .and_then(|s| u64::try_from(s).ok())
+    else {
+        return bad(&range, "hi − lo is not below 2^64");
+    };
+    let base = match (lo.to_i128(), hi.to_i128(), lo.to_i256()) {
+        (Some(lo), Some(_), _) => Base::Narrow(lo),
+        (_, _, Some(lo)) => Base::Wide(lo),
+        _ => Base::Past,
+    };
+    Ok(Recipe {
+        seed,
+        lo,
+        hi,
+        span,
+        base,
+    })
+}
+
+/// Whether a record is a scale record: any input tensor of any decode is a recipe.
+pub fn is_scale(record: &Value) -> bool {
+    let decodes = record.get("decodes").and_then(Value::as_array);
+    decodes
+        .into_iter()
+        .flatten()
+        .filter_map(|d| d.get("inputs").and_then(Value::as_array))
+        .flatten()
+        .any(|t| t.get("recipe").is_some())
+}
+
+/// An input tensor of a scale record: a recipe, since a record mixing recipes and written-out
+/// tensors is a request error (docs/protocol.md, the scale tier).
+pub fn read_input(v: &Value, field: &str) -> Result<RecipeTensor, Bad> {
+    if v.is_object() && v.get("recipe").is_none() {
+        return bad(
+            field,
+            "written out in a scale record, whose every input tensor is a recipe",
+        );
+    }
+    RecipeTensor::read(v, field)
+}
+
+/// The SHA-256, lowercase hex, of a tensor's canonical `data` array: `[`, the elements as JSON
+/// strings of canonical integers joined by `,`, then `]`, the bytes of the `data` member a
+/// written-out tensor holds (docs/protocol.md, the scale tier, "Digests"). `T`'s `Display` must be
+/// canonical.
+pub fn data_sha256<T: Display>(data: &[T]) -> String {
+    // Hashed in blocks: a written-out array of 2^26 elements is never formed.
+    const BLOCK: usize = 1 << 16;
+    let mut h = Sha256::new();
+    let mut buf = String::with_capacity(BLOCK + 64);
+    buf.push('[');
+    for (i, v) in data.iter().enumerate() {
+        if i > 0 {
+            buf.push(',');
+        }
+        write!(buf, "\"{v}\"").expect("a String takes every write");
+        if buf.len() >= BLOCK {
+            h.update(buf.as_bytes());
+            buf.clear();
+        }
+    }
+    buf.push(']');
+    h.update(buf.as_bytes());
+    hex::encode(h.finalize())
+}
+
+/// One channel's sample positions `(y, x)`: `(0, 0)`, `(0, W−1)`, `(H−1, 0)`, `(H−1, W−1)`, each
+/// once, none when `H·W = 0`.
+fn sample_positions(h: u64, w: u64) -> Vec<(u64, u64)> {
+    if h == 0 || w == 0 {
+        return Vec::new();
+    }
+    let mut ps = Vec::with_capacity(4);
+    for p in [(0, 0), (0, w - 1), (h - 1, 0), (h - 1, w - 1)] {
+        if !ps.contains(&p) {
+            ps.push(p);
+        }
+    }
+    ps
+}
+
+/// The digest form `{"samples", "sha256", "shape"}` of an output tensor whose `data` holds `C·H·W`
+/// elements in CHW order, as the canonical writer takes it.
+pub fn digest_j<T: Display>(shape: [u64; 3], data: &[T]) -> J {
+    let [c, h, w] = shape;
+    assert_eq!(
+        u128::from(c) * u128::from(h) * u128::from(w),
+        data.len() as u128,
+        "C·H·W elements"
+    );
+    let ps = sample_positions(h, w);
+    let samples = (0..c)
+        .flat_map(|ch| ps.iter().map(move |&(y, x)| (ch, y, x)))
+        .map(|(ch, y, x)| {
+            let v = &data[((ch * h + y) * w + x) as usize];
+            J::Arr(vec![J::int(ch), J::int(y), J::int(x), J::int(v)])
+        })
+        .collect();
+    J::obj(vec![
+        ("samples", J::Arr(samples)),
+        ("sha256", J::Str(data_sha256(data))),
+        ("shape", shape_j(shape)),
+    ])
+}
+
+/// The digest form of an output tensor (`data` in CHW order, `C·H·W` elements), as JSON.
+pub fn digest_form<T: Display>(shape: [u64; 3], data: &[T]) -> Value {
+    value(digest_j(shape, data))
+}
+
+/// The digest form of a written-out output tensor `{"data", "shape"}`, for comparing an answer.
+pub fn compact(tensor: &Value) -> Result<Value, String> {
+    let m = members(tensor, "tensor", &["data", "shape"], &[])?;
+    let shape = shape(&m["shape"], "tensor.shape")?;
+    let data = array(&m["data"], "tensor.data")?;
+    let n = shape.iter().try_fold(1u128, |n, &d| n.checked_mul(u128::from(d)));
+    if n != Some(data.len() as u128) {
+        return bad("tensor.data", &format!("holds {} elements, not C·H·W", data.len()));
+    }
+    let elems = data
+        .iter()
+        .enumerate()
+        .map(|(i, d)| int_str(d, &format!("tensor.data[{i}]")))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(digest_form(shape, &elems))
+}
+
+/// A scale request as the graph-vector request it stands for: recipes written out, computed fields dropped.
+pub fn expand(request: &Value) -> Result<Value, String> {
+    let m = members(request, "", &["decodes", "graph", "id"], &["load", "profiles"])?;
+    let scale = is_scale(request);
+    let decodes = array(&m["decodes"], "decodes")?
+        .iter()
+        .enumerate()
+        .map(|(i, d)| expand_decode(d, &format!("decodes[{i}]"), scale))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(object(vec![
+        ("decodes", Value::Array(decodes)),
+        ("graph", m["graph"].clone()),
+        ("id", m["id"].clone()),
+    ]))
+}
+
+/// One decode of [`expand`]; in a record with no recipe (a refused load's `decodes: []`, or a
+/// graph vector) the tensors stay as they are.
+fn expand_decode(d: &Value, field: &str, scale: bool) -> Result<Value, Bad> {
+    let m = members(d, field, &["inputs", "scalars"], &["expect"])?;
+    let inputs_field = at(field, "inputs");
+    let inputs = array(&m["inputs"], &inputs_field)?
+        .iter()
+        .enumerate()
+        .map(|(k, t)| {
+            if scale {
+                read_input(t, &format!("{inputs_field}[{k}]")).map(|r| r.written())
+            } else {
+                Ok(t.clone())
+            }
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(object(vec![
+        ("inputs", Value::Array(inputs)),
+        ("scalars", m["scalars"].clone()),
+    ]))
+}
+
+fn shape_j(shape: [u64; 3]) -> J {
+    J::Arr(shape.iter().map(J::int).collect())
+}
+
+fn shape_value(shape: [u64; 3]) -> Value {
+    Value::Array(shape.iter().map(|d| Value::String(d.to_string())).collect())
+}
+
+/// A JSON object; members are added in the order given, which callers keep ascending.
+fn object(members: Vec<(&str, Value)>) -> Value {
+    Value::Object(
+        members
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect::<Map<_, _>>(),
+    )
+}
+
+/// A canonical value as JSON.
+fn value(j: J) -> Value {
+    match j {
+        J::Null => Value::Null,
+        J::Bool(b) => Value::Bool(b),
+        J::Str(s) => Value::String(s),
+        J::Arr(a) => Value::Array(a.into_iter().map(value).collect()),
+        J::Obj(m) => Value::Object(m.into_iter().map(|(k, v)| (k, value(v))).collect()),
+    }
+}
