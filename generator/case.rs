@@ -283,7 +283,13 @@ fn decode(v: &Value, g: &Graph, path: &str) -> Result<Value, Fail> {
     let inputs: Vec<Value> = array(get(o, "inputs", path)?, &format!("{path}.inputs"))?
         .iter()
         .enumerate()
-        .map(|(i, t)| tensor(t, g, &format!("{path}.inputs[{i}]")).map(|t| tensor_value(&t)))
+        .map(|(i, t)| {
+            let p = format!("{path}.inputs[{i}]");
+            match t.get("recipe") {
+                Some(_) => recipe_input(t, &p),
+                None => tensor(t, g, &p).map(|t| tensor_value(&t)),
+            }
+        })
         .collect::<Result<_, _>>()?;
     let scalars: Vec<Value> = match o.get("scalars") {
         None => vec![],
@@ -294,6 +300,25 @@ fn decode(v: &Value, g: &Graph, path: &str) -> Result<Value, Fail> {
             .collect::<Result<_, _>>()?,
     };
     Ok(json!({ "inputs": inputs, "scalars": scalars }))
+}
+
+/// A scale record's input, `{"shape", "recipe": {"seed", "range"}}` (docs/protocol.md, the scale
+/// tier): written in the request's canonical form and read back as a request would be.
+fn recipe_input(v: &Value, path: &str) -> Result<Value, Fail> {
+    let o = object(v, path)?;
+    only(o, &["shape", "recipe"], path)?;
+    let shape = shape(get(o, "shape", path)?, &format!("{path}.shape"))?;
+    let rp = format!("{path}.recipe");
+    let r = object(get(o, "recipe", path)?, &rp)?;
+    only(r, &["seed", "range"], &rp)?;
+    let seed = u64_(get(r, "seed", &rp)?, &format!("{rp}.seed"))?;
+    let (lo, hi) = crate::recipe::range(get(r, "range", &rp)?, &format!("{rp}.range"))?;
+    let request = json!({
+        "recipe": { "generator": "splitmix64", "range": [canon::int(lo), canon::int(hi)], "seed": canon::int(seed) },
+        "shape": [canon::int(shape.c), canon::int(shape.h), canon::int(shape.w)],
+    });
+    wai_oracle::fill::recipe::read(&request, path)?;
+    Ok(request)
 }
 
 fn tensor_value(t: &Tensor) -> Value {

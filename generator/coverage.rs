@@ -1083,6 +1083,32 @@ pub fn run(corpus: &Path, quiet: bool, only: &[String]) -> Result<(), String> {
                                 },
                             }
                         }
+                        None if src.target.starts_with(tree::SCALE) => {
+                            let lowering = match c.body["graph"]["lowered"]["set"].as_str() {
+                                Some(name) => crate::sets::read_all(&c.root)?
+                                    .into_iter()
+                                    .find(|s| s.name == name)
+                                    .map(|s| s.lowering),
+                                None => None,
+                            };
+                            let prefix = match &src.operator {
+                                Some(op) => format!("scale:{op}:"),
+                                None => "scale:graph:".into(),
+                            };
+                            let items = crate::coverage_scale::derive(
+                                src.operator.as_deref(),
+                                &case::request(c, &path)?,
+                                lowering.as_deref(),
+                            )
+                            .map_err(|e| format!("{path}: {e}"))?;
+                            Derived {
+                                items: items.into_iter().map(|i| format!("{prefix}{i}")).collect(),
+                                outcome: Outcome {
+                                    operators: vec![],
+                                    outputs: vec![],
+                                },
+                            }
+                        }
                         None => derive(src, &case::request(c, &path)?).map_err(|e| format!("{path}: {e}"))?,
                     };
                     let mut derived = derived;
@@ -1135,6 +1161,15 @@ pub fn run(corpus: &Path, quiet: bool, only: &[String]) -> Result<(), String> {
             required_items.extend(required(op).into_iter().map(|i| format!("{op}:{i}")));
         }
     }
+    for (_, op) in OPERATORS {
+        if only.is_empty() || only.iter().any(|o| o == op) {
+            required_items.extend(
+                crate::coverage_scale::required(op)
+                    .into_iter()
+                    .map(|i| format!("scale:{op}:{i}")),
+            );
+        }
+    }
     for op in wai_oracle::fill::stage::OPERATORS {
         if only.is_empty() || only.iter().any(|o| o == op) {
             required_items.extend(required_stage(op).into_iter().map(|i| format!("{op}:{i}")));
@@ -1151,6 +1186,11 @@ pub fn run(corpus: &Path, quiet: bool, only: &[String]) -> Result<(), String> {
         required_items.extend(wai_oracle::lower::LOWERINGS.iter().map(|l| format!("lowering:{l}")));
         required_items.extend(["jpegai:decode", "jpegai:load-refused", "jpegai:stream-exhausted"].map(String::from));
         required_items.extend(required_global());
+        required_items.extend(
+            crate::coverage_scale::required_graphs()
+                .into_iter()
+                .map(|i| format!("scale:graph:{i}")),
+        );
         for (item, id) in crate::cis2::items(corpus)? {
             covered.entry(item).or_default().push(id);
         }

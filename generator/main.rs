@@ -9,6 +9,7 @@ mod case;
 mod cis2;
 mod cis2_model;
 mod coverage;
+mod coverage_scale;
 mod dequant;
 mod graph;
 mod graph_certs;
@@ -38,6 +39,12 @@ enum Command {
         corpus: PathBuf,
         #[arg(long, default_value = "ops-conformance")]
         out: PathBuf,
+        /// The small tier (everything but scale/), the scale tier, or both.
+        #[arg(long, value_enum, default_value = "all")]
+        tier: tree::Tier,
+        /// Only these scale files (by stem: `conv`); the rest of scale/ is kept.
+        #[arg(long, value_delimiter = ',')]
+        only: Vec<String>,
     },
     /// List every coverage item with the vectors that cover it; fail if any has none.
     Coverage {
@@ -68,7 +75,12 @@ enum Command {
 
 fn main() -> ExitCode {
     let result = match Cli::parse().command {
-        Command::Regen { corpus, out } => tree::regen(&corpus, &out),
+        Command::Regen {
+            corpus,
+            out,
+            tier,
+            only,
+        } => tree::regen(&corpus, &out, tier, &only),
         Command::Coverage { corpus, quiet, only } => coverage::run(&corpus, quiet, &only),
         Command::Cis2Models { recipe, out } => cis2::write_models(&recipe, &out),
         Command::Graphs { cases, out } => case::write_graphs(&cases, &out),

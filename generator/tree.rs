@@ -25,6 +25,26 @@ pub struct Source {
     pub dequant: bool,
 }
 
+/// The tree's two tiers: `scale/` (docs/scale.md), with its own manifest, and everything else.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, clap::ValueEnum)]
+pub enum Tier {
+    Small,
+    Scale,
+    All,
+}
+
+/// The scale tier's folder in the tree and in the corpus.
+pub const SCALE: &str = "scale";
+
+impl Tier {
+    fn has_small(self) -> bool {
+        self != Tier::Scale
+    }
+    fn has_scale(self) -> bool {
+        self != Tier::Small
+    }
+}
+
 /// The corpus files, sorted by target path.
 pub fn sources(corpus: &Path) -> Result<Vec<Source>, String> {
     let mut out = Vec::new();
@@ -36,6 +56,8 @@ pub fn sources(corpus: &Path) -> Result<Vec<Source>, String> {
         ("provisional/stage", 's'),
         ("detessdequant", 'd'),
         ("provisional/detessdequant", 'd'),
+        ("scale", 'o'),
+        ("scale/graphs", 'g'),
     ] {
         let d = corpus.join(dir);
         let Ok(entries) = std::fs::read_dir(&d) else { continue };
@@ -81,16 +103,45 @@ pub fn read_cases(src: &Source) -> Result<Vec<Case>, String> {
     case::cases(&v, &src.corpus.display().to_string(), root)
 }
 
-/// The filled lines of one tree file.
+/// The filled lines of one tree file. A scale file's records are filled in parallel, one
+/// record's tensors per worker, with a progress bar.
 pub fn build(src: &Source) -> Result<String, String> {
     let cases = read_cases(src)?;
     let mut ids = HashSet::new();
-    let mut out = String::new();
     for c in &cases {
-        let path = format!("{}: case {}", src.corpus.display(), c.id);
         if !ids.insert(c.id.clone()) {
-            return Err(format!("{path}: the id is not unique in its file"));
+            return Err(format!(
+                "{}: case {}: the id is not unique in its file",
+                src.corpus.display(),
+                c.id
+            ));
         }
+    }
+    if src.target.starts_with(SCALE) {
+        let bar = indicatif::ProgressBar::new(cases.len() as u64).with_style(
+            indicatif::ProgressStyle::with_template("{msg:28} [{bar:30}] {pos}/{len} records, {elapsed}")
+                .expect("a valid template")
+                .progress_chars("=> "),
+        );
+        bar.set_message(src.target.clone());
+        let lines: Vec<String> = cases
+            .par_iter()
+            .map(|c| {
+                let line = build_one(src, c);
+                bar.inc(1);
+                line
+            })
+            .collect::<Result<_, _>>()?;
+        bar.finish_and_clear();
+        return Ok(lines.concat());
+    }
+    cases.iter().map(|c| build_one(src, c)).collect()
+}
+
+/// One case's filled line.
+fn build_one(src: &Source, c: &Case) -> Result<String, String> {
+    let path = format!("{}: case {}", src.corpus.display(), c.id);
+    {
         if let Some(op) = &src.operator {
             let g = case::model(c, &path)?;
             if g.nodes.len() != 1 || g.nodes[0].op.name() != op {
@@ -104,14 +155,28 @@ pub fn build(src: &Source) -> Result<String, String> {
             None => wai_oracle::fill::graph::fill(&case::request(c, &path)?),
         }
         .map_err(|e| format!("{path}: {e}"))?;
-        out.push_str(&wai_oracle::canon::to_line(&filled).map_err(|e| format!("{path}: {e}"))?);
+        wai_oracle::canon::to_line(&filled).map_err(|e| format!("{path}: {e}"))
     }
-    Ok(out)
 }
 
-/// Regenerates the whole tree under `out` from `corpus`.
-pub fn regen(corpus: &Path, out: &Path) -> Result<(), String> {
-    let sources = sources(corpus)?;
+/// Regenerates one tier of the tree (or both) under `out` from `corpus`; with `only`, just the
+/// scale files of those stems (the rest of `out/scale/` is kept and its manifest rewritten).
+pub fn regen(corpus: &Path, out: &Path, tier: Tier, only: &[String]) -> Result<(), String> {
+    let sources: Vec<Source> = sources(corpus)?
+        .into_iter()
+        .filter(|s| {
+            let scale = s.target.starts_with(SCALE);
+            let stem = Path::new(&s.target)
+                .file_stem()
+                .and_then(|x| x.to_str())
+                .unwrap_or_default();
+            if scale {
+                tier.has_scale() && (only.is_empty() || only.iter().any(|o| o == stem))
+            } else {
+                tier.has_small()
+            }
+        })
+        .collect();
     let done = AtomicUsize::new(0);
     let files: Vec<(String, Vec<u8>)> = sources
         .par_iter()
@@ -127,31 +192,95 @@ pub fn regen(corpus: &Path, out: &Path) -> Result<(), String> {
             Ok((src.target.clone(), text.into_bytes()))
         })
         .collect::<Result<_, String>>()?;
-    let mut files = files;
-    let sets = crate::sets::read_all(corpus)?;
-    let set_files = crate::sets::tree_files(&sets)?;
-    eprintln!("{} sets: {} files", sets.len(), set_files.len());
-    files.extend(set_files);
-    files.extend(crate::cis2::tree_files(corpus)?);
-    let certificates = crate::graph_certs::tree_files(corpus, &files)?;
-    files.extend(certificates);
-    files.sort_by(|a, b| a.0.cmp(&b.0));
-    write_tree(out, &files)
+    let (scale, mut small): (Vec<_>, Vec<_>) = files.into_iter().partition(|f| f.0.starts_with(SCALE));
+    if tier.has_small() {
+        let sets = crate::sets::read_all(corpus)?;
+        let set_files = crate::sets::tree_files(&sets)?;
+        eprintln!("{} sets: {} files", sets.len(), set_files.len());
+        small.extend(set_files);
+        small.extend(crate::cis2::tree_files(corpus)?);
+        let certificates = crate::graph_certs::tree_files(corpus, &small)?;
+        small.extend(certificates);
+        write_small(out, small)?;
+    }
+    if tier.has_scale() {
+        write_scale(out, scale, only.is_empty())?;
+    }
+    Ok(())
 }
 
-/// Replaces the tree with `files` (sorted by path) and their manifest.
-fn write_tree(out: &Path, files: &[(String, Vec<u8>)]) -> Result<(), String> {
-    if out.exists() {
-        std::fs::remove_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+/// Replaces the small tier (everything under `out` but `scale/`) with `files` and its manifest.
+fn write_small(out: &Path, mut files: Vec<(String, Vec<u8>)>) -> Result<(), String> {
+    let fail = |p: &Path, e: std::io::Error| format!("{}: {e}", p.display());
+    for e in std::fs::read_dir(out).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.file_name() == Some(SCALE.as_ref()) {
+            continue;
+        }
+        if p.is_dir() {
+            std::fs::remove_dir_all(&p)
+        } else {
+            std::fs::remove_file(&p)
+        }
+        .map_err(|e| fail(&p, e))?;
     }
-    let mut manifest = String::new();
+    files.sort_by(|a, b| a.0.cmp(&b.0));
+    write_files(out, &files)?;
+    write_manifest(out, &files, "MANIFEST.sha256")
+}
+
+/// Writes the scale tier's `files` under `out/scale/` (replacing the folder when `whole`), then
+/// its manifest over every file the folder holds.
+fn write_scale(out: &Path, files: Vec<(String, Vec<u8>)>, whole: bool) -> Result<(), String> {
+    let dir = out.join(SCALE);
+    if whole && dir.exists() {
+        std::fs::remove_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    write_files(out, &files)?;
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut all = Vec::new();
+    for name in list(&dir) {
+        let text = std::fs::read(dir.join(&name)).map_err(|e| format!("{name}: {e}"))?;
+        all.push((format!("{SCALE}/{name}"), text));
+    }
+    all.retain(|f| !f.0.ends_with("MANIFEST.sha256"));
+    write_manifest(out, &all, &format!("{SCALE}/MANIFEST.sha256"))
+}
+
+fn write_files(out: &Path, files: &[(String, Vec<u8>)]) -> Result<(), String> {
     for (target, text) in files {
         let path = out.join(target);
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         }
         std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
-        manifest.push_str(&format!("{}  {target}\n", hex::encode(Sha256::digest(text))));
     }
-    std::fs::write(out.join("MANIFEST.sha256"), manifest).map_err(|e| format!("MANIFEST.sha256: {e}"))
+    Ok(())
+}
+
+/// `files` (sorted by path) as `sha256  path` lines in `out/name`.
+fn write_manifest(out: &Path, files: &[(String, Vec<u8>)], name: &str) -> Result<(), String> {
+    let manifest: String = files
+        .iter()
+        .map(|(target, text)| format!("{}  {target}\n", hex::encode(Sha256::digest(text))))
+        .collect();
+    std::fs::write(out.join(name), manifest).map_err(|e| format!("{name}: {e}"))
+}
+
+/// Every file under `dir`, relative to it with `/` separators, sorted.
+fn list(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if let Ok(rel) = p.strip_prefix(dir) {
+                out.push(rel.to_string_lossy().replace('\\', "/"));
+            }
+        }
+    }
+    out.sort();
+    out
 }

@@ -30,9 +30,9 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let root = workspace_root();
     let result = match args.first().map(String::as_str) {
-        Some("regen") => regen(&root),
+        Some("regen") => regen(&root, &args[1..]),
         Some("coverage") => coverage(&root, &args[1..]),
-        Some("check") => check::run(&root),
+        Some("check") => check::run(&root, &args[1..]),
         Some("fuzz-diff") => fuzz_diff::run(&root, &args[1..]),
         Some("bench") => bench::main(&root, &args[1..]),
         Some("grade") => xtask::grade::main(&root, &args[1..]),
@@ -41,7 +41,7 @@ fn main() -> ExitCode {
         Some("fuzz") => fuzz(&root, &args[1..]),
         Some("mutants") => mutants::main(&root, &args[1..]),
         _ => Err(
-            "usage: cargo xtask <regen | coverage [--quiet] [--only OPS] | check | fuzz-diff [--cases N] [--start S] | fuzz-seeds | fuzz TARGET [--seconds N] | bench [--runs N] | mutants [--only NAMES] [--jobs N] [--all] | diff REV | grade --impl CMD [--suite S] [--only F] [--profile P] [--include-provisional] [--strict] [--timeout SECS] [--json FILE] [--markdown FILE]>"
+            "usage: cargo xtask <regen [--tier T] [--only STEMS] | coverage [--quiet] [--only OPS] | check [--tier small|scale|all] | fuzz-diff [--cases N] [--start S] | fuzz-seeds | fuzz TARGET [--seconds N] | bench [--runs N] | mutants [--only NAMES] [--jobs N] [--all] | diff REV | grade --impl CMD [--suite S] [--only F] [--profile P] [--include-provisional] [--strict] [--timeout SECS] [--json FILE] [--markdown FILE]>"
                 .to_string(),
         ),
     };
@@ -61,17 +61,15 @@ fn workspace_root() -> PathBuf {
         .unwrap_or_default()
 }
 
-fn regen(root: &Path) -> Result<(), String> {
+/// `regen [--tier small|scale|all] [--only STEMS]`: the options pass to `wai-generate regen`.
+fn regen(root: &Path, args: &[String]) -> Result<(), String> {
     let bin = build(root, &[("wai-oracle", "wai-generate")])?;
     let start = Instant::now();
     run(
-        Command::new(bin.join("wai-generate")).current_dir(root).args([
-            "regen",
-            "--corpus",
-            "corpus",
-            "--out",
-            "ops-conformance",
-        ]),
+        Command::new(bin.join("wai-generate"))
+            .current_dir(root)
+            .args(["regen", "--corpus", "corpus", "--out", "ops-conformance"])
+            .args(args),
         "wai-generate regen",
     )?;
     eprintln!("regen: {:.1} s", start.elapsed().as_secs_f64());
