@@ -104,7 +104,9 @@ fn brief_at(v: &Value, depth: usize) -> String {
             d8(v)
         ),
         Value::Array(a) => array(a, v, depth),
-        Value::Object(m) => tensor(m, depth).unwrap_or_else(|| object(m, v, depth)),
+        Value::Object(m) => tensor(m, depth)
+            .or_else(|| digest_tensor(m))
+            .unwrap_or_else(|| object(m, v, depth)),
     }
 }
 
@@ -150,6 +152,21 @@ fn tensor(m: &Map<String, Value>, depth: usize) -> Option<String> {
     } else {
         format!("[{shape}]#{}", d8(&m["data"]))
     })
+}
+
+/// A scale record's output `{ "samples", "sha256", "shape" }` (docs/protocol.md, the scale tier):
+/// its shape, its digest's first 8 digits, its first corner samples as `(c,y,x)=v`.
+fn digest_tensor(m: &Map<String, Value>) -> Option<String> {
+    let (samples, sha, shape) = (m.get("samples")?.as_array()?, m.get("sha256")?.as_str()?, m.get("shape")?);
+    let corner = |v: &Value| {
+        let n: Vec<String> = v.as_array().into_iter().flatten().map(brief).collect();
+        format!("({})={}", n[..n.len().saturating_sub(1)].join(","), n.last().cloned().unwrap_or_default())
+    };
+    let mut corners = samples.iter().take(4).map(corner).collect::<Vec<_>>().join(" ");
+    if samples.len() > 4 {
+        corners.push_str(&format!(" … ({} samples)", samples.len()));
+    }
+    Some(format!("[{}]#{}: {corners}", words(shape).replace(' ', ","), sha.get(..8)?))
 }
 
 fn object(m: &Map<String, Value>, v: &Value, depth: usize) -> String {
@@ -293,12 +310,34 @@ fn graph_vector(m: &Map<String, Value>) -> String {
         let mut request = d.clone();
         let expect = request.as_object_mut().and_then(|o| o.remove("expect"));
         let expect = expect.as_ref().map(outcome).unwrap_or_else(|| "(no expect)".into());
-        out.push_str(&format!("\n  decode {i} (in #{}): {expect}", d8(&request)));
+        out.push_str(&format!("\n  decode {i} ({}): {expect}", inputs(&request)));
     }
     if m["decodes"].as_array().is_some_and(Vec::is_empty) {
         out.push_str("; no decodes");
     }
     out
+}
+
+/// A decode's inputs: each scale recipe as `seed s [lo,hi] C×H×W`, else `in #…` (their digest).
+fn inputs(request: &Value) -> String {
+    let recipes: Option<Vec<String>> = request["inputs"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|t| {
+            let r = t.get("recipe")?;
+            Some(format!(
+                "seed {} [{}] {}",
+                brief(&r["seed"]),
+                words(&r["range"]).replace(' ', ","),
+                words(&t["shape"]).replace(' ', "×")
+            ))
+        })
+        .collect();
+    match recipes {
+        Some(r) if !r.is_empty() && request["scalars"].as_array().is_none_or(Vec::is_empty) => r.join("; "),
+        _ => format!("in #{}", d8(request)),
+    }
 }
 
 /// A line longer than 140 characters breaks before its `→`.
