@@ -157,16 +157,28 @@ fn tensor(m: &Map<String, Value>, depth: usize) -> Option<String> {
 /// A scale record's output `{ "samples", "sha256", "shape" }` (docs/protocol.md, the scale tier):
 /// its shape, its digest's first 8 digits, its first corner samples as `(c,y,x)=v`.
 fn digest_tensor(m: &Map<String, Value>) -> Option<String> {
-    let (samples, sha, shape) = (m.get("samples")?.as_array()?, m.get("sha256")?.as_str()?, m.get("shape")?);
+    let (samples, sha, shape) = (
+        m.get("samples")?.as_array()?,
+        m.get("sha256")?.as_str()?,
+        m.get("shape")?,
+    );
     let corner = |v: &Value| {
         let n: Vec<String> = v.as_array().into_iter().flatten().map(brief).collect();
-        format!("({})={}", n[..n.len().saturating_sub(1)].join(","), n.last().cloned().unwrap_or_default())
+        format!(
+            "({})={}",
+            n[..n.len().saturating_sub(1)].join(","),
+            n.last().cloned().unwrap_or_default()
+        )
     };
     let mut corners = samples.iter().take(4).map(corner).collect::<Vec<_>>().join(" ");
     if samples.len() > 4 {
         corners.push_str(&format!(" … ({} samples)", samples.len()));
     }
-    Some(format!("[{}]#{}: {corners}", words(shape).replace(' ', ","), sha.get(..8)?))
+    Some(format!(
+        "[{}]#{}: {corners}",
+        words(shape).replace(' ', ","),
+        sha.get(..8)?
+    ))
 }
 
 fn object(m: &Map<String, Value>, v: &Value, depth: usize) -> String {
