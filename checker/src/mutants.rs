@@ -8,6 +8,11 @@
 //! [`CATALOGUE`] lists every fault once, with the clause it breaks. A fault the committed vectors
 //! cannot catch because it computes the same integers on every input the spec allows is marked
 //! equivalent, with the argument.
+//!
+//! [`FAULTS`] is a second kind, kept apart so that the audit's counts are the catalogue's alone:
+//! implementation faults, which read every clause right but compute it the way a real int8/int16
+//! kernel goes wrong (a 32-bit accumulator, a `float32` requantisation, a dropped tail). They show
+//! which tier of the tree catches such a kernel (`cargo xtask faults`, docs/scale.md).
 
 use std::sync::OnceLock;
 
@@ -774,13 +779,66 @@ pub const CATALOGUE: &[Mutant] = &[
     ),
 ];
 
+/// An implementation fault: every clause read right, computed as a real int8/int16 kernel
+/// computes it wrongly.
+pub struct Fault {
+    pub name: &'static str,
+    /// What the kernel does, precisely enough to reimplement, and where.
+    pub about: &'static str,
+}
+
+/// The implementation faults (`cargo xtask faults`). None is in [`CATALOGUE`], so none counts in
+/// the mutation audit.
+pub const FAULTS: &[Fault] = &[
+    Fault {
+        name: "acc32-wrap",
+        about: "the accumulators of `conv`, `conv_transpose`, `gram` and `apply` are 32-bit two's complement: \
+                every partial sum wraps to i32 (so the sum reaching `rq` is the exact one wrapped once)",
+    },
+    Fault {
+        name: "f32-rq",
+        about: "`rq` in `float32`: `t` and `mult` (1 when absent) each rounded to binary32 (ties to even), \
+                their product rounded to binary32 and read back as the integer it is, then shifted and \
+                rounded exactly; in every `rq` (`conv`, `conv_transpose`, `rescale`, `mul`, `gram`, \
+                `apply`) and in `chscale`, which follows its steps",
+    },
+    Fault {
+        name: "i16-pair-sat",
+        about: "`conv` sums its products in pairs as `pmaddubsw` does: at each tap, the products of the \
+                group's input channels 2k and 2k + 1 (the last with a zero when the group's count is odd) \
+                are added and saturated to int16 before they are accumulated. `conv` only: the checker's \
+                `conv_transpose` scatters, and has no such pairs",
+    },
+    Fault {
+        name: "tile16-tail",
+        about: "`conv` runs its input channels in tiles of 16 and has no remainder loop: when a group has \
+                `cin/groups > 16` channels, those past the last multiple of 16 are skipped (their terms \
+                are missing; a group of 16 or fewer takes another path, whole). `conv` only",
+    },
+    Fault {
+        name: "w8-tail",
+        about: "`conv` computes output columns in blocks of 8; in the last block when it is partial (every \
+                column when `Wo < 8`, none when 8 divides `Wo`), a tap on the right padding (column \
+                `v ≥ W` of a row `u` inside the input) reads the input's element `(c·H + u)·W + v` in \
+                CHW order instead of 0: row `u + 1`'s column `v − W`, past a plane's last row the next \
+                channel's first, past the tensor 0. `conv` only",
+    },
+    Fault {
+        name: "split-rq",
+        about: "a reduction of 2^10 terms or more is split in two (split-K): the first ⌈L/2⌉ terms and the \
+                rest are each requantised with the `rq`, and the two results added. In `conv` (`L = \
+                cin/groups·kh·kw` in the order `ci`, `i`, `j`, padding taps included), `gram` (`L = H·W`, \
+                row-major) and `apply` (`L = d`); not in the checker's scattered `conv_transpose`",
+    },
+];
+
 /// Whether the named fault is on.
 pub fn active(name: &str) -> bool {
     static CHOSEN: OnceLock<Option<String>> = OnceLock::new();
     cfg!(feature = "mutants") && {
         debug_assert!(
-            CATALOGUE.iter().any(|m| m.name == name),
-            "{name} is not in the catalogue"
+            CATALOGUE.iter().any(|m| m.name == name) || FAULTS.iter().any(|f| f.name == name),
+            "{name} is neither in the catalogue nor an implementation fault"
         );
         CHOSEN.get_or_init(|| std::env::var("WAI_MUTANT").ok()).as_deref() == Some(name)
     }
@@ -814,8 +872,10 @@ mod tests {
 
     #[test]
     fn the_catalogue_is_the_code() {
-        let listed: BTreeSet<String> = CATALOGUE.iter().map(|m| m.name.to_string()).collect();
-        assert_eq!(listed.len(), CATALOGUE.len(), "a name is listed twice");
+        // The implementation faults have sites too (xtask/tests/faults.rs holds them to theirs).
+        let names = CATALOGUE.iter().map(|m| m.name).chain(FAULTS.iter().map(|f| f.name));
+        let listed: BTreeSet<String> = names.map(String::from).collect();
+        assert_eq!(listed.len(), CATALOGUE.len() + FAULTS.len(), "a name is listed twice");
         let used = used();
         let unused: Vec<_> = listed.difference(&used).collect();
         let unlisted: Vec<_> = used.difference(&listed).collect();
@@ -828,5 +888,6 @@ mod tests {
     fn off_without_the_variable() {
         // The test process never sets WAI_MUTANT, so even the mutants build acts as the checker.
         assert!(CATALOGUE.iter().all(|m| !active(m.name)));
+        assert!(FAULTS.iter().all(|f| !active(f.name)));
     }
 }

@@ -19,7 +19,7 @@ use rayon::prelude::*;
 use serde_json::Value;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::Instant;
 
 /// The tree's two tiers (docs/scale.md): `scale/`, and everything else.
@@ -425,7 +425,20 @@ pub fn strip(committed: &[u8]) -> Result<Vec<u8>, String> {
 /// `wai-checker fill --tree TREE` on `requests`, its stdout (CIS-2 decode records name their model
 /// folders relative to the tree, docs/protocol.md).
 fn checker_fill(checker: &Path, tree: &Path, requests: &[u8]) -> Result<Vec<u8>, String> {
+    let out = fill_process(checker, tree, requests, None)?;
+    if out.status.success() {
+        Ok(out.stdout)
+    } else {
+        Err(first_lines(&out.stderr))
+    }
+}
+
+/// The `wai-checker fill --tree TREE` process on `requests`, run to its end: a failed fill's stdout
+/// still holds every line it could fill. With `mutant`, the checker runs with `WAI_MUTANT` set to it
+/// (a build with the `mutants` feature, `cargo xtask faults`).
+pub fn fill_process(checker: &Path, tree: &Path, requests: &[u8], mutant: Option<&str>) -> Result<Output, String> {
     let mut child = Command::new(checker)
+        .envs(mutant.map(|m| ("WAI_MUTANT", m)))
         .arg("fill")
         .arg("--tree")
         .arg(tree)
@@ -439,9 +452,11 @@ fn checker_fill(checker: &Path, tree: &Path, requests: &[u8]) -> Result<Vec<u8>,
     let writer = std::thread::spawn(move || stdin.write_all(&input));
     let out = child.wait_with_output().map_err(|e| e.to_string())?;
     let _ = writer.join();
-    if !out.status.success() {
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        return Err(stderr.lines().take(3).collect::<Vec<_>>().join("; "));
-    }
-    Ok(out.stdout)
+    Ok(out)
+}
+
+/// A failed process's stderr: its first three lines, on one.
+pub fn first_lines(stderr: &[u8]) -> String {
+    let stderr = String::from_utf8_lossy(stderr);
+    stderr.lines().take(3).collect::<Vec<_>>().join("; ")
 }

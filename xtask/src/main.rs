@@ -12,11 +12,15 @@
 //! - `grade`: a third-party `fill` against the committed tree, with verdicts per profile.
 //! - `mutants`: the mutation audit: every fault of the checker's catalogue over the whole tree, each
 //!   killed by a vector or shown equivalent; writes docs/mutation-audit.md.
+//! - `faults`: the checker's implementation faults (a 32-bit accumulator, a `float32` `rq`, …) over
+//!   both tiers: which catches each, at operand widths an int8/int16 kernel accepts; writes the table
+//!   of docs/scale.md.
 //! - `bench`: speed, measured and reported, written to docs/bench.md (the gate, certification,
 //!   fill and grading, CIS-2).
 
 mod bench;
 mod diff;
+mod faults;
 mod fuzz_diff;
 mod mutants;
 
@@ -40,8 +44,9 @@ fn main() -> ExitCode {
         Some("fuzz-seeds") => fuzz_seeds(&root),
         Some("fuzz") => fuzz(&root, &args[1..]),
         Some("mutants") => mutants::main(&root, &args[1..]),
+        Some("faults") => faults::main(&root, &args[1..]),
         _ => Err(
-            "usage: cargo xtask <regen [--tier T] [--only STEMS] | coverage [--quiet] [--only OPS] | check [--tier small|scale|all] | fuzz-diff [--cases N] [--start S] | fuzz-seeds | fuzz TARGET [--seconds N] | bench [--runs N] | mutants [--only NAMES] [--jobs N] [--all] | diff REV | grade --impl CMD [--suite S] [--only F] [--profile P] [--include-provisional] [--strict] [--timeout SECS] [--json FILE] [--markdown FILE]>"
+            "usage: cargo xtask <regen [--tier T] [--only STEMS] | coverage [--quiet] [--only OPS] | check [--tier small|scale|all] | fuzz-diff [--cases N] [--start S] | fuzz-seeds | fuzz TARGET [--seconds N] | bench [--runs N] | mutants [--only NAMES] [--jobs N] [--all] | faults [--only NAMES] [--jobs N] | diff REV | grade --impl CMD [--suite S] [--only F] [--profile P] [--include-provisional] [--strict] [--timeout SECS] [--json FILE] [--markdown FILE]>"
                 .to_string(),
         ),
     };

@@ -23,6 +23,7 @@ use std::time::{Duration, Instant};
 use wai_checker::mutants::{CATALOGUE, Expect, Mutant};
 use xtask::check::certificate_sets;
 use xtask::grade::{self, Ending, FileGrade, Options, Outcome, SUITES};
+use xtask::{FaultOptions, fault_options};
 
 /// What one fault did to the tree.
 struct Run {
@@ -62,24 +63,9 @@ impl Verdict {
 }
 
 pub fn main(root: &Path, args: &[String]) -> Result<(), String> {
-    let mut only: Vec<String> = vec![];
-    let mut jobs = 2;
-    let mut all = false;
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--all" => all = true,
-            "--only" => only.extend(it.next().ok_or("--only needs a value")?.split(',').map(String::from)),
-            "--jobs" => {
-                let v = it.next().ok_or("--jobs needs a value")?;
-                jobs = v.parse().ok().filter(|&n| n >= 1).ok_or(format!("--jobs: {v:?}"))?;
-            }
-            other => return Err(format!("mutants: unknown argument {other:?}")),
-        }
-    }
-    if let Some(bad) = only.iter().find(|n| !CATALOGUE.iter().any(|m| m.name == n.as_str())) {
-        return Err(format!("--only: {bad:?} is not in the catalogue"));
-    }
+    let names: Vec<&str> = CATALOGUE.iter().map(|m| m.name).collect();
+    let FaultOptions { only, jobs, flags } = fault_options("mutants", args, &names, "the catalogue", &["--all"])?;
+    let all = !flags.is_empty();
     let bin = xtask::mutant_checker(root)?;
     let tree = root.join("ops-conformance");
     let start = Instant::now();

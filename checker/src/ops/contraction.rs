@@ -1,5 +1,6 @@
 //! `gram` and `apply` (§5.9).
 
+use super::acc::{self, Sum};
 use super::{E, Tensor, ck};
 use crate::num::r_round;
 use crate::plan::Shape;
@@ -11,13 +12,14 @@ fn requant(rq: &Rq, sum: i64) -> E<i64> {
     } else {
         rq.round
     };
-    let q = ck(r_round(i128::from(sum), rq.shift(0), round), "rq.q")?;
+    // No multiplier: `p = t·1` (§5.9), formed as every `rq` forms it.
+    let q = ck(r_round(super::rq::product(sum, 1), rq.shift(0), round), "rq.q")?;
     ck(i64::try_from(q).ok(), "rq.q")
 }
 
 /// `out[g·d + i][0][j] = R(Σ_{y,x} A[g·d + i][y][x] · B[g·d + j][y][x], s)`.
 pub fn gram(a: &Tensor, b: &Tensor, groups: u32, rq: &Rq, o: Shape) -> E<Tensor> {
-    let (c, _, _) = a.dims();
+    let (c, h, w) = a.dims();
     let d = c / groups as usize;
     let mut data = Vec::with_capacity(c * d);
     let (a, b) = if crate::mutants::active("gram-operands-swapped") {
@@ -30,16 +32,17 @@ pub fn gram(a: &Tensor, b: &Tensor, groups: u32, rq: &Rq, o: Shape) -> E<Tensor>
     } else {
         1
     };
+    let split = acc::split_point(h * w);
     for row in 0..c {
         let g = row / d * g_base;
         let pa = a.plane(row);
         for j in 0..d {
             let pb = b.plane(g * d + j);
-            let mut acc: i64 = 0;
-            for (&x, &y) in pa.iter().zip(pb) {
-                acc = ck(acc.checked_add(ck(x.checked_mul(y), "gram.term")?), "gram.acc")?;
+            let mut sum = Sum::new(split);
+            for (k, (&x, &y)) in pa.iter().zip(pb).enumerate() {
+                sum.add(k, ck(x.checked_mul(y), "gram.term")?, "gram.acc")?;
             }
-            data.push(requant(rq, acc)?);
+            data.push(sum.finish(|t| requant(rq, t))?);
         }
     }
     Ok(Tensor { shape: o, data })
@@ -50,6 +53,7 @@ pub fn apply(a: &Tensor, v: &Tensor, groups: u32, rq: &Rq) -> E<Tensor> {
     let (c, h, w) = v.dims();
     let d = c / groups as usize;
     let n = h * w;
+    let split = acc::split_point(d);
     let mut data = Vec::with_capacity(v.data.len());
     let g_base = if crate::mutants::active("apply-group-offset-missing") {
         0
@@ -60,12 +64,12 @@ pub fn apply(a: &Tensor, v: &Tensor, groups: u32, rq: &Rq) -> E<Tensor> {
         let g = row / d * g_base;
         let arow = a.plane(row);
         for pos in 0..n {
-            let mut acc: i64 = 0;
+            let mut sum = Sum::new(split);
             for (j, &av) in arow.iter().enumerate() {
                 let term = ck(av.checked_mul(v.data[(g * d + j) * n + pos]), "apply.term")?;
-                acc = ck(acc.checked_add(term), "apply.acc")?;
+                sum.add(j, term, "apply.acc")?;
             }
-            data.push(requant(rq, acc)?);
+            data.push(sum.finish(|t| requant(rq, t))?);
         }
     }
     Ok(Tensor { shape: v.shape, data })

@@ -40,7 +40,7 @@ pub fn chscale(x: &Tensor, r: i64, round: Round, s: u32, m: &[i64]) -> E<Tensor>
     let mut data = Vec::with_capacity(x.data.len());
     for (ch, &mult) in row.iter().enumerate() {
         for &v in &x.data[ch * h * w..(ch + 1) * h * w] {
-            let q = ck(r_round(i128::from(v) * i128::from(mult), s, round), "rq.q")?;
+            let q = ck(r_round(rq::product(v, mult), s, round), "rq.q")?;
             data.push(ck(i64::try_from(q).ok(), "rq.q")?);
         }
     }

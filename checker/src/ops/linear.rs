@@ -1,6 +1,6 @@
 //! `conv` (§5.2) and `conv_transpose` (§5.3).
 
-use super::{E, Tensor, ck, rq};
+use super::{E, Tensor, acc, ck, rq};
 use crate::plan::Shape;
 use crate::whg1::{Conv, ConvT};
 
@@ -23,6 +23,20 @@ pub fn conv(p: &Conv, x: &Tensor, o: Shape) -> E<Tensor> {
     };
     let flipped = crate::mutants::active("conv-kernel-flipped");
     let interleaved = crate::mutants::active("conv-groups-interleaved");
+    // The implementation faults (mutants::FAULTS): which channels are read, how many at a tap, and
+    // from which output column a tap on the right padding reads on into the next row.
+    let channels = if crate::mutants::active("tile16-tail") {
+        whole_tiles(cg)
+    } else {
+        cg
+    };
+    let pairs = crate::mutants::active("i16-pair-sat");
+    let past_row_from = if crate::mutants::active("w8-tail") {
+        last_block(wo)
+    } else {
+        wo
+    };
+    let split = acc::split_point(cg * kh * kw);
     let mut out = Vec::with_capacity(cout * ho * wo);
     for oc in 0..cout {
         let first = if interleaved {
@@ -33,31 +47,56 @@ pub fn conv(p: &Conv, x: &Tensor, o: Shape) -> E<Tensor> {
         let wbase = oc * cg * kh * kw;
         for y in 0..ho {
             for xo in 0..wo {
-                let mut acc: i64 = 0;
-                for ci in 0..cg {
-                    let plane = x.plane(first + ci);
+                // The product of the group's channel c at tap (i, j); a tap on the zero padding is 0.
+                let term = |c: usize, i: usize, j: usize| -> E<i64> {
+                    let u = (y * sh + i) as i64 - ph;
+                    let v = (xo * sw + j) as i64 - pw;
+                    if u < 0 || u >= h as i64 || v < 0 || (v >= w as i64 && xo < past_row_from) {
+                        return Ok(0);
+                    }
+                    // In CHW order, so that a column past the row is the next row's (w8-tail).
+                    let Some(&xv) = x.data.get(((first + c) * h + u as usize) * w + v as usize) else {
+                        return Ok(0);
+                    };
+                    let (ti, tj) = if flipped { (kh - 1 - i, kw - 1 - j) } else { (i, j) };
+                    ck(p.w[wbase + (c * kh + ti) * kw + tj].checked_mul(xv), "conv.term")
+                };
+                let mut sum = acc::Sum::new(split);
+                for ci in (0..channels).step_by(if pairs { 2 } else { 1 }) {
                     for i in 0..kh {
-                        let u = (y * sh + i) as i64 - ph;
-                        if u < 0 || u >= h as i64 {
-                            continue; // a tap on the zero padding adds a zero term
-                        }
                         for j in 0..kw {
-                            let v = (xo * sw + j) as i64 - pw;
-                            if v < 0 || v >= w as i64 {
-                                continue;
-                            }
-                            let (ti, tj) = if flipped { (kh - 1 - i, kw - 1 - j) } else { (i, j) };
-                            let wt = p.w[wbase + (ci * kh + ti) * kw + tj];
-                            let term = ck(wt.checked_mul(plane[u as usize * w + v as usize]), "conv.term")?;
-                            acc = ck(acc.checked_add(term), "conv.acc")?;
+                            let t = if pairs {
+                                let next = if ci + 1 < channels { term(ci + 1, i, j)? } else { 0 };
+                                pair_sat(term(ci, i, j)?, next)
+                            } else {
+                                term(ci, i, j)?
+                            };
+                            sum.add((ci * kh + i) * kw + j, t, "conv.acc")?;
                         }
                     }
                 }
-                out.push(rq::apply(&p.rq, oc, acc)?);
+                out.push(sum.finish(|a| rq::apply(&p.rq, oc, a))?);
             }
         }
     }
     Ok(Tensor { shape: o, data: out })
+}
+
+/// `tile16-tail`: the channels a loop in tiles of 16 reaches when it has no remainder loop. A group
+/// of 16 or fewer takes another path, whole.
+fn whole_tiles(cg: usize) -> usize {
+    if cg > 16 { cg / 16 * 16 } else { cg }
+}
+
+/// `w8-tail`: the first output column of the last block of 8 when that block is partial, else `wo`
+/// (no column).
+fn last_block(wo: usize) -> usize {
+    wo / 8 * 8
+}
+
+/// `i16-pair-sat`: a pair's sum saturated to int16, as `pmaddubsw` writes it.
+fn pair_sat(a: i64, b: i64) -> i64 {
+    a.saturating_add(b).clamp(i64::from(i16::MIN), i64::from(i16::MAX))
 }
 
 /// `conv_transpose` in the scatter form of §5.3's informative paragraph: each input element adds
@@ -107,7 +146,7 @@ pub fn conv_transpose(p: &ConvT, x: &Tensor, o: Shape) -> E<Tensor> {
     }
     let mut out = Vec::with_capacity(acc.len());
     for (k, a) in acc.into_iter().enumerate() {
-        out.push(rq::apply(&p.rq, k / (ho * wo), a)?);
+        out.push(rq::apply(&p.rq, k / (ho * wo), acc::wrapped(a))?);
     }
     Ok(Tensor { shape: o, data: out })
 }
@@ -260,6 +299,16 @@ mod tests {
             assert_eq!(got, phases(&p, &x, o), "{p:?}");
             checked += 1;
         }
+    }
+
+    #[test]
+    fn the_kernel_faults_helpers() {
+        assert_eq!([5, 16, 17, 31, 32, 33].map(whole_tiles), [5, 16, 16, 16, 32, 32]);
+        assert_eq!([5, 8, 13, 16].map(last_block), [0, 8, 8, 16]);
+        assert_eq!(pair_sat(20_000, 20_000), 32_767);
+        assert_eq!(pair_sat(-16_384, -16_385), -32_768);
+        assert_eq!(pair_sat(i64::MAX, 1), 32_767);
+        assert_eq!(pair_sat(100, -7), 93);
     }
 
     #[test]

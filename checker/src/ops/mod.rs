@@ -3,6 +3,7 @@
 //! checked; since a loaded graph's certificate meets `acc64`, an overflow here is a bug of the
 //! checker, reported as [`Bug`], never wrapped.
 
+mod acc;
 mod contraction;
 mod elementwise;
 mod linear;

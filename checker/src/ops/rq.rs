@@ -23,11 +23,39 @@ pub fn apply(rq: &Rq, o: usize, v: i64) -> E<i64> {
         let q = ck(q.and_then(|q| i64::try_from(q).ok()), "rq.q")?;
         return ck(q.checked_add(post), "rq.y");
     }
-    let p = match rq.mult(o) {
-        Some(m) => i128::from(t) * i128::from(m), // |t·m| ≤ 2^126
-        None => i128::from(t),
-    };
+    let p = product(t, rq.mult(o).unwrap_or(1));
     let q = ck(r_round(p, rq.shift(o_shift), rq.round), "rq.q")?;
     let q = ck(i64::try_from(q).ok(), "rq.q")?;
     ck(q.checked_add(post), "rq.y")
+}
+
+/// `rq.p = t·mult` (`mult` 1 when absent), exact: `|t·mult| ≤ 2^126`. Under `f32-rq`, as a
+/// `float32` kernel forms it.
+pub fn product(t: i64, mult: i64) -> i128 {
+    if crate::mutants::active("f32-rq") {
+        return f32_product(t, mult);
+    }
+    i128::from(t) * i128::from(mult)
+}
+
+/// `f32-rq`: each operand rounded to binary32 and the product rounded to binary32 (Rust's `as f32`
+/// and `*` round to nearest, ties to even). A binary32 product of two integers is an integer of
+/// magnitude below 2^127, so reading it back as i128 is exact.
+fn f32_product(t: i64, mult: i64) -> i128 {
+    ((t as f32) * (mult as f32)) as i128
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_float32_product_rounds_each_operand_and_the_product_to_nearest_even() {
+        assert_eq!(f32_product(1 << 24, 1), 1 << 24);
+        assert_eq!(f32_product((1 << 24) + 1, 1), 1 << 24); // a tie, to the even significand
+        assert_eq!(f32_product((1 << 24) + 3, 1), (1 << 24) + 4);
+        assert_eq!(f32_product(4097, 4097), 16_785_408); // 16785409 rounds to even
+        assert_eq!(f32_product(-(1 << 62) - 1, -(1 << 62)), 1 << 124);
+        assert_eq!(product(4097, 4097), 16_785_409);
+    }
 }
