@@ -6,6 +6,10 @@
 //! timeout, a missing line or garbage marks the records it touches failed, with the reason; the
 //! grader itself never crashes and never waits past the timeout.
 //!
+//! The scale tier (`scale/`, docs/scale.md) is graded the same way, with its recipes expanded before
+//! the implementation sees a request and its written-out answers folded back to digests as they
+//! arrive, one record at a time ([`grade_scale`]).
+//!
 //! An implementation may decline a record it cannot compute: the line `{"id":…,"not_supported":
 //! "reason"}` makes the record **not gradable**, a fourth outcome beside passed, failed and
 //! unanswered (docs/protocol.md). A verdict over records some of which are not gradable is at
@@ -14,13 +18,26 @@
 use crate::check::strip;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
-use std::io::{Read, Write};
+use std::io::{BufRead, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
+use wai_checker::recipe;
 
-/// The suites, by the tree's folders.
+/// The suites a grade runs when `--suite` is absent, by the tree's folders.
 pub const SUITES: [&str; 6] = ["vectors", "graphs", "stage", "lowerings", "cis2", "detessdequant"];
+
+/// The scale tier's suite (`scale/`): written out, its requests run to hundreds of megabytes, so it
+/// runs only when named or with `--suite all`.
+pub const SCALE: &str = "scale";
+
+/// Whether a suite's records are graph vectors, whose verdicts are per profile.
+fn graph_suite(suite: &str) -> bool {
+    matches!(suite, "vectors" | "graphs" | SCALE)
+}
 
 /// The two profiles of integer-operators §7.
 pub const PROFILES: [&str; 2] = ["acc32", "acc64"];
@@ -80,8 +97,14 @@ impl Options {
         if o.implementation.trim().is_empty() {
             return Err("grade: --impl \"COMMAND ARGS\" is required".into());
         }
-        if let Some(bad) = o.suites.iter().find(|s| !SUITES.contains(&s.as_str())) {
-            return Err(format!("--suite: {bad:?} is not one of {}", SUITES.join(", ")));
+        if o.suites.iter().any(|s| s == "all") {
+            o.suites = SUITES.iter().chain([&SCALE]).map(|s| s.to_string()).collect();
+        }
+        if let Some(bad) = o.suites.iter().find(|s| !is_suite(s)) {
+            return Err(format!(
+                "--suite: {bad:?} is not one of {}, {SCALE} or all",
+                SUITES.join(", ")
+            ));
         }
         if let Some(p) = &o.profile
             && !PROFILES.contains(&p.as_str())
@@ -90,6 +113,20 @@ impl Options {
         }
         Ok(o)
     }
+
+    /// Whether the options select a suite: those named, or without `--suite` every one but the
+    /// scale tier.
+    pub fn selects(&self, suite: &str) -> bool {
+        if self.suites.is_empty() {
+            SUITES.contains(&suite)
+        } else {
+            is_suite(suite) && self.suites.iter().any(|s| s == suite)
+        }
+    }
+}
+
+fn is_suite(name: &str) -> bool {
+    SUITES.contains(&name) || name == SCALE
 }
 
 /// A committed file the grade sends.
@@ -113,8 +150,7 @@ pub fn select(tree: &Path, o: &Options) -> Vec<GradedFile> {
             };
             let suite = rest.split('/').next()?.to_string();
             let stem = rest.rsplit('/').next()?.trim_end_matches(".jsonl").to_string();
-            let keep = SUITES.contains(&suite.as_str())
-                && (o.suites.is_empty() || o.suites.contains(&suite))
+            let keep = o.selects(&suite)
                 && (o.include_provisional || !provisional)
                 && (o.only.is_empty() || o.only.iter().any(|x| *x == stem || *x == path || *x == rest));
             keep.then_some(GradedFile {
@@ -173,6 +209,50 @@ fn command_line(implementation: &str) -> String {
 /// Runs the implementation on `input` with the tree as its working directory; its standard
 /// output (at most `cap` bytes are kept) and how it ended. Never waits past `timeout`.
 pub fn run(implementation: &str, tree: &Path, input: Vec<u8>, timeout: Duration, cap: usize) -> (Vec<u8>, Ending) {
+    // What the reader has kept so far stays ours even if a stray descendant holds the pipe open.
+    let kept = Arc::new(Mutex::new(Vec::new()));
+    let ending = supervise(
+        implementation,
+        tree,
+        timeout,
+        move |mut stdin| {
+            // A broken pipe (the implementation stopped reading) is the implementation's failure.
+            let _ = stdin.write_all(&input);
+        },
+        {
+            let kept = kept.clone();
+            move |mut stdout| {
+                let mut buf = [0u8; 65536];
+                while let Ok(n) = stdout.read(&mut buf) {
+                    if n == 0 {
+                        break;
+                    }
+                    let mut kept = lock(&kept);
+                    let room = cap.saturating_sub(kept.len());
+                    kept.extend_from_slice(&buf[..n.min(room)]);
+                }
+            }
+        },
+    );
+    let out = std::mem::take(&mut *lock(&kept));
+    (out, ending)
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Starts the implementation with the tree as its working directory, `write` feeding its standard
+/// input and `read` taking its standard output, each on a thread of its own; how it ended. Never
+/// waits past `timeout` for the implementation, and after it ends waits for `read` only while
+/// `read` works on what it received, not while it waits on a pipe a stray descendant holds open.
+fn supervise(
+    implementation: &str,
+    tree: &Path,
+    timeout: Duration,
+    write: impl FnOnce(ChildStdin) + Send + 'static,
+    read: impl FnOnce(Pipe) + Send + 'static,
+) -> Ending {
     use std::os::unix::process::CommandExt;
     // Its own process group, so that a timeout kills the shell and everything it started.
     let child = Command::new("sh")
@@ -186,34 +266,28 @@ pub fn run(implementation: &str, tree: &Path, input: Vec<u8>, timeout: Duration,
         .spawn();
     let mut child = match child {
         Ok(c) => c,
-        Err(e) => return (vec![], Ending::NotStarted(e.to_string())),
+        Err(e) => return Ending::NotStarted(e.to_string()),
     };
-    let mut stdin = child.stdin.take().expect("piped");
-    let writer = std::thread::spawn(move || {
-        // A broken pipe (the implementation stopped reading) is the implementation's failure.
-        let _ = stdin.write_all(&input);
-    });
-    let mut stdout = child.stdout.take().expect("piped");
-    // What the reader has kept so far stays ours even if a stray descendant holds the pipe open.
-    let kept = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-    let reader = std::thread::spawn({
-        let kept = kept.clone();
-        move || {
-            let mut buf = [0u8; 65536];
-            while let Ok(n) = stdout.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                let mut kept = kept.lock().unwrap_or_else(|e| e.into_inner());
-                let room = cap.saturating_sub(kept.len());
-                kept.extend_from_slice(&buf[..n.min(room)]);
-            }
-        }
-    });
+    let stdin = child.stdin.take().expect("piped");
+    let writer = std::thread::spawn(move || write(stdin));
+    let pipe = Pipe {
+        out: child.stdout.take().expect("piped"),
+        waits: Arc::default(),
+    };
+    let waits = pipe.waits.clone();
+    let reader = std::thread::spawn(move || read(pipe));
+    let ending = wait(&mut child, timeout);
+    let _ = writer.join();
+    waits.outlast(&reader);
+    ending
+}
+
+/// Waits for the implementation to end, killing it and everything it started at `timeout`.
+fn wait(child: &mut Child, timeout: Duration) -> Ending {
     let start = Instant::now();
-    let ending = loop {
+    loop {
         match child.try_wait() {
-            Ok(Some(status)) => break status.code().map_or(Ending::Killed, Ending::Exited),
+            Ok(Some(status)) => return status.code().map_or(Ending::Killed, Ending::Exited),
             Ok(None) if start.elapsed() >= timeout => {
                 // `-s KILL -- -PGID`: procps' kill reads `-KILL -PGID` as two signal options.
                 let _ = Command::new("kill")
@@ -221,20 +295,54 @@ pub fn run(implementation: &str, tree: &Path, input: Vec<u8>, timeout: Duration,
                     .status();
                 let _ = child.kill();
                 let _ = child.wait();
-                break Ending::TimedOut;
+                return Ending::TimedOut;
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(5)),
-            Err(e) => break Ending::NotStarted(e.to_string()),
+            Err(e) => return Ending::NotStarted(e.to_string()),
         }
-    };
-    let _ = writer.join();
-    // A killed child's descendants may still hold the pipe: give the reader a moment only.
-    let deadline = Instant::now() + Duration::from_millis(500);
-    while !reader.is_finished() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(5));
     }
-    let out = std::mem::take(&mut *kept.lock().unwrap_or_else(|e| e.into_inner()));
-    (out, ending)
+}
+
+/// The implementation's standard output, noting when its reader waits on it.
+struct Pipe {
+    out: ChildStdout,
+    waits: Arc<Waits>,
+}
+
+#[derive(Default)]
+struct Waits {
+    /// The reader is inside a read of the pipe.
+    waiting: AtomicBool,
+    /// Reads returned so far.
+    reads: AtomicU64,
+}
+
+impl Read for Pipe {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.waits.waiting.store(true, Ordering::SeqCst);
+        let n = self.out.read(buf);
+        self.waits.reads.fetch_add(1, Ordering::SeqCst);
+        self.waits.waiting.store(false, Ordering::SeqCst);
+        n
+    }
+}
+
+impl Waits {
+    /// Waits for `reader` to finish once the implementation has ended: as long as it works on what
+    /// it received (a scale answer takes seconds to fold), but only half a second of it waiting on
+    /// the pipe with nothing coming (a killed implementation's descendant may hold it open).
+    fn outlast(&self, reader: &JoinHandle<()>) {
+        let mut seen = (u64::MAX, Instant::now());
+        while !reader.is_finished() {
+            let reads = self.reads.load(Ordering::SeqCst);
+            if reads != seen.0 || !self.waiting.load(Ordering::SeqCst) {
+                seen = (reads, Instant::now());
+            } else if seen.1.elapsed() >= Duration::from_millis(500) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
 }
 
 /// One field that differs: its path, and the committed and received values (shortened).
@@ -272,13 +380,40 @@ pub fn not_supported(answer: &Value, id: &str) -> Option<String> {
 }
 
 fn short(v: &Value) -> String {
-    let s = v.to_string();
+    // Written only as far as shown: a value may be a tensor of millions of elements.
+    let mut head = Head(Vec::new());
+    let _ = serde_json::to_writer(&mut head, v);
+    let s = String::from_utf8_lossy(&head.0);
     if s.len() > 120 {
         // Cut at a character boundary: a received value may hold any UTF-8.
         let cut = (0..=117).rev().find(|&i| s.is_char_boundary(i)).unwrap_or(0);
         format!("{}…", &s[..cut])
     } else {
-        s
+        s.into_owned()
+    }
+}
+
+/// A writer that keeps the first [`Head::KEEP`] bytes written to it, then refuses more.
+struct Head(Vec<u8>);
+
+impl Head {
+    /// Enough to tell a value longer than [`short`] shows.
+    const KEEP: usize = 124;
+}
+
+impl Write for Head {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let room = Head::KEEP.saturating_sub(self.0.len());
+        if room == 0 {
+            return Err(std::io::ErrorKind::WriteZero.into());
+        }
+        let n = buf.len().min(room);
+        self.0.extend_from_slice(&buf[..n]);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 
@@ -375,57 +510,76 @@ pub struct Graded {
     pub load_matches: Option<bool>,
 }
 
+/// The most differing fields a failed record reports.
+const LIMIT: usize = 8;
+
 /// Grades one file's responses against its committed records.
 pub fn grade_lines(committed: &[Value], response: &[u8], ending: &Ending) -> Vec<Graded> {
     let text = String::from_utf8_lossy(response);
-    let lines: Vec<&str> = text.lines().collect();
+    let mut lines = text.lines();
     committed
         .iter()
-        .enumerate()
-        .map(|(n, c)| {
-            let id = c.get("id").and_then(Value::as_str).unwrap_or("?").to_string();
-            let profiles = c
-                .get("profiles")
-                .and_then(Value::as_array)
-                .map(|p| p.iter().filter_map(Value::as_str).map(String::from).collect())
-                .unwrap_or_default();
-            let (outcome, load_matches) = match lines.get(n) {
-                None => (Outcome::Unanswered(ending.why()), c.get("load").map(|_| false)),
-                Some(line) => match serde_json::from_str::<Value>(line) {
-                    Err(e) => (
-                        Outcome::Failed(vec![Diff {
-                            path: "(line)".into(),
-                            committed: "a JSON record".into(),
-                            received: format!("not JSON ({e}): {}", short(&Value::String(line.to_string()))),
-                        }]),
-                        c.get("load").map(|_| false),
-                    ),
-                    Ok(r) if not_supported(&r, &id).is_some() => {
-                        (Outcome::NotGradable(not_supported(&r, &id).unwrap_or_default()), None)
-                    }
-                    Ok(r) => {
-                        let mut d = Vec::new();
-                        diff(c, &r, "", 8, &mut d);
-                        let load = c.get("load").map(|l| r.get("load") == Some(l));
-                        (
-                            if d.is_empty() {
-                                Outcome::Passed
-                            } else {
-                                Outcome::Failed(d)
-                            },
-                            load,
-                        )
-                    }
-                },
-            };
-            Graded {
-                id,
-                profiles,
-                outcome,
-                load_matches,
-            }
+        .map(|c| match lines.next() {
+            None => unanswered(c, ending),
+            Some(line) => grade_answer(c, line, |c, r| {
+                let mut d = Vec::new();
+                diff(c, &r, "", LIMIT, &mut d);
+                d
+            }),
         })
         .collect()
+}
+
+/// A record with no answer line.
+fn unanswered(c: &Value, ending: &Ending) -> Graded {
+    graded(c, Outcome::Unanswered(ending.why()), c.get("load").map(|_| false))
+}
+
+/// Grades one answer line: garbage fails, a decline is not gradable, and a record is compared with
+/// the committed one by `differences`.
+fn grade_answer(c: &Value, line: &str, differences: impl FnOnce(&Value, Value) -> Vec<Diff>) -> Graded {
+    let r = match serde_json::from_str::<Value>(line) {
+        Ok(r) => r,
+        Err(e) => {
+            // Only the line's start is shown, and a scale answer's line may hold a gigabyte.
+            let start = Value::String(line.chars().take(120).collect());
+            let d = Diff {
+                path: "(line)".into(),
+                committed: "a JSON record".into(),
+                received: format!("not JSON ({e}): {}", short(&start)),
+            };
+            return graded(c, Outcome::Failed(vec![d]), c.get("load").map(|_| false));
+        }
+    };
+    if let Some(why) = not_supported(&r, &record_id(c)) {
+        return graded(c, Outcome::NotGradable(why), None);
+    }
+    let load = c.get("load").map(|l| r.get("load") == Some(l));
+    let d = differences(c, r);
+    let outcome = if d.is_empty() {
+        Outcome::Passed
+    } else {
+        Outcome::Failed(d)
+    };
+    graded(c, outcome, load)
+}
+
+fn record_id(c: &Value) -> String {
+    c.get("id").and_then(Value::as_str).unwrap_or("?").to_string()
+}
+
+fn graded(c: &Value, outcome: Outcome, load_matches: Option<bool>) -> Graded {
+    let profiles = c
+        .get("profiles")
+        .and_then(Value::as_array)
+        .map(|p| p.iter().filter_map(Value::as_str).map(String::from).collect())
+        .unwrap_or_default();
+    Graded {
+        id: record_id(c),
+        profiles,
+        outcome,
+        load_matches,
+    }
 }
 
 /// A file's grade.
@@ -447,34 +601,346 @@ pub fn grade(tree: &Path, o: &Options) -> Result<Vec<FileGrade>, String> {
     let mut out = Vec::new();
     for file in select(tree, o) {
         let text = std::fs::read_to_string(tree.join(&file.path)).map_err(|e| format!("{}: {e}", file.path))?;
-        let mut committed: Vec<Value> = text
-            .lines()
-            .map(|l| serde_json::from_str(l).map_err(|e| format!("{}: {e}", file.path)))
-            .collect::<Result<_, _>>()?;
-        if let Some(p) = &o.profile
-            && matches!(file.suite.as_str(), "vectors" | "graphs")
-        {
-            committed.retain(|c| {
-                c["profiles"]
-                    .as_array()
-                    .is_some_and(|a| a.iter().any(|x| x == p.as_str()))
-            });
-        }
+        let committed = committed_records(&text, &file, o)?;
         if committed.is_empty() {
             continue;
         }
-        let requests: Vec<u8> = committed
-            .iter()
-            .map(|c| strip(format!("{c}\n").as_bytes()))
-            .collect::<Result<Vec<_>, _>>()?
-            .concat();
-        // Room for the answers: twice the committed bytes, and some.
-        let cap = 2 * text.len() + (1 << 20);
-        let (response, ending) = run(&o.implementation, tree, requests, o.timeout, cap);
-        let records = grade_lines(&committed, &response, &ending);
+        let (records, ending) = if file.suite == SCALE {
+            grade_scale(tree, committed, o).map_err(|e| format!("{}: {e}", file.path))?
+        } else {
+            // Room for the answers: twice the committed bytes, and some.
+            grade_written(tree, &committed, 2 * text.len() + (1 << 20), o)?
+        };
         out.push(FileGrade { file, records, ending });
     }
     Ok(out)
+}
+
+/// A file's committed records, those of graph vectors only when tagged with `--profile`.
+fn committed_records(text: &str, file: &GradedFile, o: &Options) -> Result<Vec<Value>, String> {
+    let mut committed: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).map_err(|e| format!("{}: {e}", file.path)))
+        .collect::<Result<_, _>>()?;
+    if let Some(p) = &o.profile
+        && graph_suite(&file.suite)
+    {
+        committed.retain(|c| {
+            c["profiles"]
+                .as_array()
+                .is_some_and(|a| a.iter().any(|x| x == p.as_str()))
+        });
+    }
+    Ok(committed)
+}
+
+/// Grades a file whose records are written out: every request at once, the answers kept up to `cap`
+/// bytes.
+fn grade_written(tree: &Path, committed: &[Value], cap: usize, o: &Options) -> Result<(Vec<Graded>, Ending), String> {
+    let requests: Vec<u8> = committed
+        .iter()
+        .map(|c| strip(format!("{c}\n").as_bytes()))
+        .collect::<Result<Vec<_>, _>>()?
+        .concat();
+    let (response, ending) = run(&o.implementation, tree, requests, o.timeout, cap);
+    Ok((grade_lines(committed, &response, &ending), ending))
+}
+
+/// Grades a scale file (docs/protocol.md, the scale tier). A written-out request or answer may take
+/// hundreds of megabytes, so neither is ever held for more than one record: the writer thread
+/// expands one record's recipes at a time, and the reader thread folds each answer back into the
+/// record's form as its line arrives, compares it, and keeps only its grade.
+pub fn grade_scale(tree: &Path, committed: Vec<Value>, o: &Options) -> Result<(Vec<Graded>, Ending), String> {
+    let timeout = scale_timeout(&committed, o.timeout);
+    let committed = Arc::new(committed);
+    let grades = Arc::new(Mutex::new(Vec::new()));
+    let unexpanded = Arc::new(Mutex::new(None));
+    let ending = supervise(
+        &o.implementation,
+        tree,
+        timeout,
+        {
+            let (committed, unexpanded) = (committed.clone(), unexpanded.clone());
+            move |stdin| {
+                if let Err(e) = write_expanded(&committed, stdin) {
+                    *lock(&unexpanded) = Some(e);
+                }
+            }
+        },
+        {
+            let (committed, grades) = (committed.clone(), grades.clone());
+            move |stdout| read_answers(&committed, stdout, &grades)
+        },
+    );
+    if let Some(e) = lock(&unexpanded).take() {
+        return Err(e);
+    }
+    let mut records = std::mem::take(&mut *lock(&grades));
+    records.extend(committed[records.len()..].iter().map(|c| unanswered(c, &ending)));
+    Ok((records, ending))
+}
+
+/// A scale file's run may take one more `--timeout` per this many elements of its records' tensors.
+const ELEMENTS_PER_TIMEOUT: u64 = 1 << 22;
+
+/// A scale file's timeout: `timeout` once, and once more per [`ELEMENTS_PER_TIMEOUT`] elements of
+/// its records' tensors written out.
+fn scale_timeout(committed: &[Value], timeout: Duration) -> Duration {
+    let elements: u64 = committed.iter().map(written_elements).sum();
+    let extra = u32::try_from(elements / ELEMENTS_PER_TIMEOUT).unwrap_or(u32::MAX);
+    timeout.saturating_mul(extra.saturating_add(1))
+}
+
+/// The elements a scale record's answer writes out, by its committed shapes: every decode's inputs
+/// (echoed) and outputs.
+fn written_elements(c: &Value) -> u64 {
+    let decodes = c["decodes"].as_array().into_iter().flatten();
+    decodes
+        .flat_map(|d| {
+            let outputs = d.pointer("/expect/outputs").and_then(Value::as_array);
+            d["inputs"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .chain(outputs.into_iter().flatten())
+        })
+        .map(|t| {
+            let dims = t["shape"].as_array().into_iter().flatten();
+            dims.map(|d| d.as_str().and_then(|d| d.parse().ok()).unwrap_or(0))
+                .fold(1u64, u64::saturating_mul)
+        })
+        .fold(0, u64::saturating_add)
+}
+
+/// The most bytes a scale record's answer line may take: 24 per element written out (a quoted
+/// 64-bit integer and its comma), twice the committed record, and 1 MiB. The rest of a longer line
+/// is read and dropped, so that a runaway implementation never grows the grader.
+fn allowance(c: &Value) -> usize {
+    let bytes = 24u64
+        .saturating_mul(written_elements(c))
+        .saturating_add(2 * c.to_string().len() as u64 + (1 << 20));
+    usize::try_from(bytes).unwrap_or(usize::MAX)
+}
+
+/// Writes each record's request, its recipes expanded, one record at a time. Stops quietly when the
+/// implementation stops reading (its failure, graded as such); fails on a record that does not
+/// expand, a suite bug.
+fn write_expanded(committed: &[Value], stdin: ChildStdin) -> Result<(), String> {
+    let mut w = BufWriter::new(stdin);
+    for c in committed {
+        // `expand` drops the computed fields: this is the stripped record's expansion.
+        let request = recipe::expand(c).map_err(|e| format!("record {}: {e}", record_id(c)))?;
+        let sent =
+            serde_json::to_writer(&mut w, &request).is_ok() && w.write_all(b"\n").and_then(|_| w.flush()).is_ok();
+        if !sent {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// Grades each answer line as it arrives, keeping only the grades; past the last record's answer,
+/// reads on and keeps nothing, so that the implementation never blocks on a full pipe.
+fn read_answers(committed: &[Value], stdout: Pipe, grades: &Mutex<Vec<Graded>>) {
+    let mut stdout = BufReader::new(stdout);
+    for c in committed {
+        let cap = allowance(c);
+        let Some((line, whole)) = read_line(&mut stdout, cap) else {
+            return;
+        };
+        let g = if whole {
+            grade_answer(c, &String::from_utf8_lossy(&line), scale_differences)
+        } else {
+            let d = Diff {
+                path: "(line)".into(),
+                committed: format!("a line of at most {cap} bytes"),
+                received: "a longer line (the rest was not read)".into(),
+            };
+            graded(c, Outcome::Failed(vec![d]), c.get("load").map(|_| false))
+        };
+        lock(grades).push(g);
+    }
+    let _ = std::io::copy(&mut stdout, &mut std::io::sink());
+}
+
+/// The next line, without its line feed, and whether it was whole: a line longer than `cap` bytes
+/// is read to its end and dropped. `None` at the end of the output.
+fn read_line(r: &mut impl BufRead, cap: usize) -> Option<(Vec<u8>, bool)> {
+    let mut line = Vec::new();
+    // One byte past the cap tells a longer line.
+    let n = r.take(cap as u64 + 1).read_until(b'\n', &mut line).ok()?;
+    if n == 0 {
+        return None;
+    }
+    if line.last() == Some(&b'\n') {
+        line.pop();
+    } else if line.len() > cap {
+        let _ = r.skip_until(b'\n');
+        return Some((Vec::new(), false));
+    }
+    Some((line, true))
+}
+
+/// A tensor of an answer as the implementation wrote it, kept until its record is compared.
+struct Written {
+    /// Its path in the record, as a diff names it: `decodes[0].expect.outputs[1]`.
+    path: String,
+    /// The same, as a JSON pointer.
+    pointer: String,
+    tensor: Value,
+}
+
+/// A scale answer against its record: the answer's written-out tensors folded back into the
+/// record's form (an input echo that is its recipe written out becomes the recipe, an output its
+/// digest), then compared field by field; a tensor that differs is diffed element by element
+/// against the checker's, computed only then.
+fn scale_differences(c: &Value, mut r: Value) -> Vec<Diff> {
+    let written = fold(c, &mut r);
+    let mut d = Vec::new();
+    diff(c, &r, "", LIMIT, &mut d);
+    let differing: Vec<Written> = written
+        .into_iter()
+        .filter(|w| d.iter().any(|x| under(&x.path, &w.path)))
+        .collect();
+    if differing.is_empty() {
+        d
+    } else {
+        element_diffs(c, d, &differing)
+    }
+}
+
+/// Whether a diff's path lies in the tensor at `tensor`.
+fn under(path: &str, tensor: &str) -> bool {
+    path.strip_prefix(tensor)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
+}
+
+/// Folds an answer's written-out tensors into the record's form in place; returns each folded
+/// tensor as written (an input echo only when it is not its recipe written out).
+fn fold(c: &Value, r: &mut Value) -> Vec<Written> {
+    let mut written = Vec::new();
+    let decodes = r.get_mut("decodes").and_then(Value::as_array_mut);
+    for (i, d) in decodes.into_iter().flatten().enumerate() {
+        let inputs = d.get_mut("inputs").and_then(Value::as_array_mut);
+        for (k, t) in inputs.into_iter().flatten().enumerate() {
+            let recipe = &c["decodes"][i]["inputs"][k];
+            if echoes(recipe, t) {
+                *t = recipe.clone();
+            } else {
+                written.push(compacted(
+                    t,
+                    format!("decodes[{i}].inputs[{k}]"),
+                    format!("/decodes/{i}/inputs/{k}"),
+                ));
+            }
+        }
+        let outputs = d.pointer_mut("/expect/outputs").and_then(Value::as_array_mut);
+        for (k, t) in outputs.into_iter().flatten().enumerate() {
+            written.push(compacted(
+                t,
+                format!("decodes[{i}].expect.outputs[{k}]"),
+                format!("/decodes/{i}/expect/outputs/{k}"),
+            ));
+        }
+    }
+    written
+}
+
+/// Replaces a written-out tensor by its digest form (or, when it is no tensor, by why) and returns
+/// it as written.
+fn compacted(t: &mut Value, path: String, pointer: String) -> Written {
+    let form = recipe::compact(t).unwrap_or_else(|e| Value::String(format!("not a tensor: {e}")));
+    Written {
+        path,
+        pointer,
+        tensor: std::mem::replace(t, form),
+    }
+}
+
+/// Whether a received input is the committed recipe written out, element by element (the
+/// expansion itself is never formed).
+fn echoes(recipe: &Value, received: &Value) -> bool {
+    let Ok(t) = recipe::RecipeTensor::read(recipe, "input") else {
+        return false;
+    };
+    let n: u64 = t.shape.iter().product();
+    let data = received.get("data").and_then(Value::as_array);
+    received.as_object().is_some_and(is_tensor)
+        && received["shape"] == recipe["shape"]
+        && data.is_some_and(|d| {
+            d.len() as u64 == n && d.iter().zip(0..).all(|(v, i)| v.as_str() == Some(&t.recipe.text(i)))
+        })
+}
+
+/// `d` with the differences in each differing tensor replaced by its first differing elements
+/// against the checker's expected tensor (the record's expansion, filled by the checker), with
+/// their `(c, y, x)`. An expected output whose digest is not the committed one is a suite bug, said
+/// loudly.
+fn element_diffs(c: &Value, d: Vec<Diff>, differing: &[Written]) -> Vec<Diff> {
+    let expected = match expected(c) {
+        Ok(e) => e,
+        Err(e) => {
+            let mut d = d;
+            d.push(Diff {
+                path: "(expected tensors)".into(),
+                committed: format!("the checker could not fill the expanded record: {e}"),
+                received: String::new(),
+            });
+            return d;
+        }
+    };
+    let mut out = Vec::new();
+    let mut done: Vec<&str> = Vec::new();
+    for x in d {
+        let w = differing.iter().find(|w| under(&x.path, &w.path));
+        match w.and_then(|w| Some((w, expected.pointer(&w.pointer)?))) {
+            None => out.push(x),
+            Some((w, _)) if done.contains(&w.path.as_str()) => {}
+            Some((w, e)) => {
+                done.push(&w.path);
+                suite_bug(c, w, e, &mut out);
+                diff(e, &w.tensor, &w.path, LIMIT, &mut out);
+            }
+        }
+    }
+    out
+}
+
+/// The checker's answer to a record's expanded request: every tensor written out.
+fn expected(c: &Value) -> Result<Value, String> {
+    use wai_checker::fill::{LineError, fill_line};
+    let filled = fill_line(&recipe::expand(c)?.to_string()).map_err(|e| match e {
+        LineError::Bad(m) | LineError::Bug(m) => m,
+    })?;
+    serde_json::from_str(&filled).map_err(|e| e.to_string())
+}
+
+/// Notes (and prints) an expected output that does not match the committed digest: the checker and
+/// the suite disagree, so the suite or the checker has a bug.
+fn suite_bug(c: &Value, w: &Written, expected: &Value, out: &mut Vec<Diff>) {
+    // Outputs only: an input's recipe has no digest to disagree with.
+    let Some(committed) = c.pointer(&w.pointer).filter(|_| w.pointer.contains("/expect/")) else {
+        return;
+    };
+    let form = recipe::compact(expected).unwrap_or_else(Value::String);
+    if form != *committed {
+        let d = Diff {
+            path: format!(
+                "{} (SUITE BUG: the checker's expected tensor is not the committed one)",
+                w.path
+            ),
+            committed: short(committed),
+            received: format!("the checker's {}", short(&form)),
+        };
+        eprintln!(
+            "grade: SUITE BUG: record {}: {}: committed {} vs the checker's {}",
+            record_id(c),
+            w.path,
+            d.committed,
+            d.received
+        );
+        out.push(d);
+    }
 }
 
 /// One verdict's counts. `failed` counts failed and unanswered records alike.
@@ -542,9 +1008,8 @@ pub fn verdicts(grades: &[FileGrade], o: &Options) -> BTreeMap<String, Verdict> 
     let mut note = |name: String, outcome: &Outcome| v.entry(name).or_default().note(outcome);
     let certifier = "certifier (load verdicts, lowering records)";
     for g in grades.iter().filter(|g| !g.file.provisional) {
-        let graph_suite = matches!(g.file.suite.as_str(), "vectors" | "graphs");
         for r in &g.records {
-            if graph_suite {
+            if graph_suite(&g.file.suite) {
                 for p in PROFILES
                     .iter()
                     .filter(|p| o.profile.as_deref().is_none_or(|q| q == **p))
@@ -683,27 +1148,27 @@ pub fn json_report(grades: &[FileGrade], o: &Options) -> Value {
     json!({ "implementation": o.implementation, "files": files, "verdicts": verdicts })
 }
 
+/// A graph-vector file's row of the operator matrix: its operator (`vectors/<op>.jsonl`,
+/// `scale/<op>.jsonl`) or `graphs: <name>` (`graphs/<name>.jsonl`, `scale/graphs/<name>.jsonl`).
+fn matrix_row(file: &GradedFile) -> String {
+    let path = file
+        .path
+        .strip_prefix("scale/")
+        .unwrap_or(&file.path)
+        .trim_end_matches(".jsonl");
+    match path.strip_prefix("graphs/") {
+        Some(name) => format!("graphs: {name}"),
+        None => path.trim_start_matches("vectors/").to_string(),
+    }
+}
+
 /// The per-operator × profile matrix, for a README: per row and profile the vectors tagged with the
 /// profile that pass out of those graded, and those not gradable; then every file's counts, the
 /// verdicts and the not-gradable reasons.
 pub fn markdown(grades: &[FileGrade], o: &Options) -> String {
     let mut rows: BTreeMap<String, BTreeMap<String, Verdict>> = BTreeMap::new();
-    for g in grades
-        .iter()
-        .filter(|g| matches!(g.file.suite.as_str(), "vectors" | "graphs"))
-    {
-        let row = if g.file.suite == "vectors" {
-            g.file
-                .path
-                .trim_start_matches("vectors/")
-                .trim_end_matches(".jsonl")
-                .to_string()
-        } else {
-            format!(
-                "graphs: {}",
-                g.file.path.trim_start_matches("graphs/").trim_end_matches(".jsonl")
-            )
-        };
+    for g in grades.iter().filter(|g| graph_suite(&g.file.suite)) {
+        let row = matrix_row(&g.file);
         for r in &g.records {
             let cells = rows.entry(row.clone()).or_default();
             cells.entry("all".into()).or_default().note(&r.outcome);
@@ -758,10 +1223,7 @@ pub fn markdown(grades: &[FileGrade], o: &Options) -> String {
             100.0 * (all.passed + all.failed) as f64 / all.total() as f64
         ));
     }
-    let others: Vec<&FileGrade> = grades
-        .iter()
-        .filter(|g| !matches!(g.file.suite.as_str(), "vectors" | "graphs"))
-        .collect();
+    let others: Vec<&FileGrade> = grades.iter().filter(|g| !graph_suite(&g.file.suite)).collect();
     if !others.is_empty() {
         s.push_str("\nOther suites:\n\n| file | passed | graded | total |\n|---|---|---|---|\n");
     }
