@@ -122,7 +122,7 @@ impl RecipeTensor {
     }
 
     /// `C·H·W`, at most 2^26.
-    fn len(&self) -> u64 {
+    pub fn elements(&self) -> u64 {
         self.shape.iter().product()
     }
 
@@ -130,13 +130,15 @@ impl RecipeTensor {
     pub fn given(&self) -> Given {
         Given {
             shape: self.shape,
-            data: (0..self.len()).map(|i| self.recipe.value(i)).collect(),
+            data: (0..self.elements()).map(|i| self.recipe.value(i)).collect(),
         }
     }
 
     /// The tensor written out, `{"data", "shape"}` (docs/protocol.md, graph vectors).
     pub fn written(&self) -> Value {
-        let data = (0..self.len()).map(|i| Value::String(self.recipe.text(i))).collect();
+        let data = (0..self.elements())
+            .map(|i| Value::String(self.recipe.text(i)))
+            .collect();
         object(vec![("data", Value::Array(data)), ("shape", shape_value(self.shape))])
     }
 
@@ -249,6 +251,28 @@ fn sample_positions(h: u64, w: u64) -> Vec<(u64, u64)> {
     ps
 }
 
+/// Every sample of a `[C, H, W]` tensor as `(c, y, x, index)`, in ascending order of index.
+fn samples_of(shape: [u64; 3]) -> Vec<(u64, u64, u64, u64)> {
+    let [c, h, w] = shape;
+    let ps = sample_positions(h, w);
+    (0..c)
+        .flat_map(|ch| ps.iter().map(move |&(y, x)| (ch, y, x, (ch * h + y) * w + x)))
+        .collect()
+}
+
+/// The digest form from its parts: the data's SHA-256 and each sample's value.
+fn digest_parts(shape: [u64; 3], sha256: String, samples: Vec<((u64, u64, u64, u64), J)>) -> J {
+    let samples = samples
+        .into_iter()
+        .map(|((ch, y, x, _), v)| J::Arr(vec![J::int(ch), J::int(y), J::int(x), v]))
+        .collect();
+    J::obj(vec![
+        ("samples", J::Arr(samples)),
+        ("sha256", J::Str(sha256)),
+        ("shape", shape_j(shape)),
+    ])
+}
+
 /// The digest form `{"samples", "sha256", "shape"}` of an output tensor whose `data` holds `C·H·W`
 /// elements in CHW order, as the canonical writer takes it.
 pub fn digest_j<T: Display>(shape: [u64; 3], data: &[T]) -> J {
@@ -258,19 +282,106 @@ pub fn digest_j<T: Display>(shape: [u64; 3], data: &[T]) -> J {
         data.len() as u128,
         "C·H·W elements"
     );
-    let ps = sample_positions(h, w);
-    let samples = (0..c)
-        .flat_map(|ch| ps.iter().map(move |&(y, x)| (ch, y, x)))
-        .map(|(ch, y, x)| {
-            let v = &data[((ch * h + y) * w + x) as usize];
-            J::Arr(vec![J::int(ch), J::int(y), J::int(x), J::int(v)])
-        })
+    let samples = samples_of(shape)
+        .into_iter()
+        .map(|s| (s, J::int(&data[s.3 as usize])))
         .collect();
-    J::obj(vec![
-        ("samples", J::Arr(samples)),
-        ("sha256", J::Str(data_sha256(data))),
-        ("shape", shape_j(shape)),
-    ])
+    digest_parts(shape, data_sha256(data), samples)
+}
+
+/// The elements of a `data` array as a written-out line holds it, `["1","-2",…]`, each checked to
+/// be a canonical integer string with nothing between them: exactly the bytes its digest is of.
+pub fn data_elements(data: &[u8]) -> impl Iterator<Item = Result<&str, String>> {
+    let body = data
+        .strip_prefix(b"[")
+        .and_then(|d| d.strip_suffix(b"]"))
+        .ok_or_else(|| "not an array".to_string());
+    let (body, bad_array) = match body {
+        Ok(b) => (b, None),
+        Err(e) => (&b""[..], Some(Err(e))),
+    };
+    let items = (!body.is_empty())
+        .then(|| body.split(|&b| b == b','))
+        .into_iter()
+        .flatten();
+    bad_array.into_iter().chain(items.enumerate().map(|(i, item)| {
+        let text = item
+            .strip_prefix(b"\"")
+            .and_then(|t| t.strip_suffix(b"\""))
+            .and_then(|t| std::str::from_utf8(t).ok())
+            .filter(|t| canon::parse_int(t).is_some());
+        text.ok_or_else(|| format!("data[{i}]: not a canonical integer string"))
+    }))
+}
+
+/// The digest form of an output whose `data` array is given as written (`data_elements`), for
+/// comparing an answer without parsing its elements into JSON values.
+pub fn compact_data(shape: [u64; 3], data: &[u8]) -> Result<Value, String> {
+    let samples = samples_of(shape);
+    let mut wanted = samples.iter().peekable();
+    let mut values = Vec::with_capacity(samples.len());
+    let mut n = 0u64;
+    for e in data_elements(data) {
+        let e = e?;
+        if wanted.peek().is_some_and(|s| s.3 == n) {
+            values.push((*wanted.next().expect("peeked"), J::str(e)));
+        }
+        n += 1;
+    }
+    if u128::from(n) != shape.iter().map(|&d| u128::from(d)).product::<u128>() {
+        let [c, h, w] = shape;
+        return Err(format!("data: holds {n} elements, not C·H·W = {c}·{h}·{w}"));
+    }
+    Ok(value(digest_parts(shape, hex::encode(Sha256::digest(data)), values)))
+}
+
+/// Whether a written-out `data` array is the recipe's elements, one by one (none is formed).
+pub fn echoes_data(recipe: &RecipeTensor, data: &[u8]) -> bool {
+    let mut n = 0u64;
+    for e in data_elements(data) {
+        match e {
+            Ok(e) if n < recipe.elements() && e == recipe.recipe.text(n) => n += 1,
+            _ => return false,
+        }
+    }
+    n == recipe.elements()
+}
+
+/// Writes a scale request's expansion ([`expand`]) as one line, each recipe's elements written as
+/// they are computed: the written-out request is never held. A record that does not expand is an
+/// `InvalidData` error; any other error is the writer's.
+pub fn write_expanded(request: &Value, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+    let invalid = |e: String| std::io::Error::new(std::io::ErrorKind::InvalidData, e);
+    let m = members(request, "", &["decodes", "graph", "id"], &["load", "profiles"]).map_err(invalid)?;
+    let scale = is_scale(request);
+    let decodes = array(&m["decodes"], "decodes").map_err(invalid)?;
+    w.write_all(b"{\"decodes\":[")?;
+    for (i, d) in decodes.iter().enumerate() {
+        let field = format!("decodes[{i}]");
+        let dm = members(d, &field, &["inputs", "scalars"], &["expect"]).map_err(invalid)?;
+        let inputs_field = at(&field, "inputs");
+        let inputs = array(&dm["inputs"], &inputs_field).map_err(invalid)?;
+        w.write_all(if i > 0 { b",{\"inputs\":[" } else { b"{\"inputs\":[" })?;
+        for (k, t) in inputs.iter().enumerate() {
+            if k > 0 {
+                w.write_all(b",")?;
+            }
+            if !scale {
+                serde_json::to_writer(&mut *w, t)?;
+                continue;
+            }
+            let r = read_input(t, &format!("{inputs_field}[{k}]")).map_err(invalid)?;
+            w.write_all(b"{\"data\":[")?;
+            for n in 0..r.elements() {
+                let sep = if n > 0 { "," } else { "" };
+                write!(w, "{sep}\"{}\"", r.recipe.text(n))?;
+            }
+            write!(w, "],\"shape\":{}}}", serde_json::to_string(&shape_value(r.shape))?)?;
+        }
+        write!(w, "],\"scalars\":{}}}", serde_json::to_string(&dm["scalars"])?)?;
+    }
+    let (graph, id) = (serde_json::to_string(&m["graph"])?, serde_json::to_string(&m["id"])?);
+    writeln!(w, "],\"graph\":{graph},\"id\":{id}}}")
 }
 
 /// The digest form of an output tensor (`data` in CHW order, `C·H·W` elements), as JSON.

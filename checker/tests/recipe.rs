@@ -469,3 +469,56 @@ fn a_record_mixing_recipes_and_written_out_tensors_is_a_request_error() {
         assert!(recipe::expand(&request).unwrap_err().starts_with(field), "{field}");
     }
 }
+
+#[test]
+fn write_expanded_writes_expand_as_one_line() {
+    let request = json!({
+        "decodes": [
+            { "expect": { "refuse": "field_range" }, "inputs": [recipe_tensor("5", "-9", "9", [2, 3, 4])], "scalars": [] },
+            { "inputs": [recipe_tensor("6", "0", "0", [1, 1, 1])], "scalars": ["7"] },
+        ],
+        "graph": "00", "id": "a\"b", "load": "ok", "profiles": ["acc64"],
+    });
+    let mut line = Vec::new();
+    recipe::write_expanded(&request, &mut line).unwrap();
+    let expanded = recipe::expand(&request).unwrap();
+    assert_eq!(String::from_utf8(line).unwrap(), format!("{expanded}\n"));
+    // A record that does not expand is InvalidData, not a writer's error.
+    let bad = json!({ "decodes": [{ "inputs": [{ "recipe": {}, "shape": ["1", "1", "1"] }], "scalars": [] }], "graph": "", "id": "x" });
+    let e = recipe::write_expanded(&bad, &mut Vec::new()).unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::InvalidData);
+}
+
+#[test]
+fn compact_data_reads_the_written_bytes_as_compact_reads_the_values() {
+    let tensor = json!({ "data": ["-3", "1", "1", "-3", "-2", "1"], "shape": ["2", "1", "3"] });
+    let bytes = br#"["-3","1","1","-3","-2","1"]"#;
+    assert_eq!(
+        recipe::compact_data([2, 1, 3], bytes).unwrap(),
+        recipe::compact(&tensor).unwrap()
+    );
+    // Not canonical: a leading zero, a space, a bare number, a count the shape does not hold.
+    for bad in [&br#"["-3","01"]"#[..], br#"["-3", "1"]"#, br#"["-3",1]"#, br#"["-3"]"#] {
+        assert!(
+            recipe::compact_data([1, 1, 2], bad).is_err(),
+            "{}",
+            String::from_utf8_lossy(bad)
+        );
+    }
+    assert_eq!(recipe::compact_data([0, 5, 5], b"[]").unwrap()["samples"], json!([]));
+}
+
+#[test]
+fn echoes_data_is_the_recipe_element_by_element() {
+    let t = RecipeTensor::read(&recipe_tensor("3", "-3", "3", [12, 1, 1]), "t").unwrap();
+    let written = br#"["-3","1","1","-3","-2","1","-3","3","0","3","1","1"]"#;
+    assert!(recipe::echoes_data(&t, written));
+    assert!(!recipe::echoes_data(
+        &t,
+        br#"["-3","1","1","-3","-2","1","-3","3","0","3","1","2"]"#
+    ));
+    assert!(!recipe::echoes_data(
+        &t,
+        br#"["-3","1","1","-3","-2","1","-3","3","0","3","1"]"#
+    ));
+}

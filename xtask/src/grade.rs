@@ -15,6 +15,7 @@
 //! unanswered (docs/protocol.md). A verdict over records some of which are not gradable is at
 //! best "conforms on the gradable subset", never "conforms".
 
+use crate::arrays;
 use crate::check::strip;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
@@ -523,7 +524,7 @@ pub fn grade_lines(committed: &[Value], response: &[u8], ending: &Ending) -> Vec
             None => unanswered(c, ending),
             Some(line) => grade_answer(c, line, |c, r| {
                 let mut d = Vec::new();
-                diff(c, &r, "", LIMIT, &mut d);
+                diff(c, r, "", LIMIT, &mut d);
                 d
             }),
         })
@@ -537,21 +538,29 @@ fn unanswered(c: &Value, ending: &Ending) -> Graded {
 
 /// Grades one answer line: garbage fails, a decline is not gradable, and a record is compared with
 /// the committed one by `differences`.
-fn grade_answer(c: &Value, line: &str, differences: impl FnOnce(&Value, Value) -> Vec<Diff>) -> Graded {
-    let r = match serde_json::from_str::<Value>(line) {
-        Ok(r) => r,
-        Err(e) => {
-            // Only the line's start is shown, and a scale answer's line may hold a gigabyte.
-            let start = Value::String(line.chars().take(120).collect());
-            let d = Diff {
-                path: "(line)".into(),
-                committed: "a JSON record".into(),
-                received: format!("not JSON ({e}): {}", short(&start)),
-            };
-            return graded(c, Outcome::Failed(vec![d]), c.get("load").map(|_| false));
-        }
+fn grade_answer(c: &Value, line: &str, differences: impl FnOnce(&Value, &Value) -> Vec<Diff>) -> Graded {
+    match serde_json::from_str::<Value>(line) {
+        Ok(r) => grade_value(c, &r, differences),
+        Err(e) => not_json(c, line, e),
+    }
+}
+
+/// A line that is not JSON: failed, with the line's start.
+fn not_json(c: &Value, line: &str, e: serde_json::Error) -> Graded {
+    // Only the line's start is shown, and a scale answer's line may hold a gigabyte.
+    let start = Value::String(line.chars().take(120).collect());
+    let d = Diff {
+        path: "(line)".into(),
+        committed: "a JSON record".into(),
+        received: format!("not JSON ({e}): {}", short(&start)),
     };
-    if let Some(why) = not_supported(&r, &record_id(c)) {
+    graded(c, Outcome::Failed(vec![d]), c.get("load").map(|_| false))
+}
+
+/// Grades a parsed answer: a decline is not gradable, and a record is compared with the committed
+/// one by `differences`.
+fn grade_value(c: &Value, r: &Value, differences: impl FnOnce(&Value, &Value) -> Vec<Diff>) -> Graded {
+    if let Some(why) = not_supported(r, &record_id(c)) {
         return graded(c, Outcome::NotGradable(why), None);
     }
     let load = c.get("load").map(|l| r.get("load") == Some(l));
@@ -722,18 +731,19 @@ fn allowance(c: &Value) -> usize {
     usize::try_from(bytes).unwrap_or(usize::MAX)
 }
 
-/// Writes each record's request, its recipes expanded, one record at a time. Stops quietly when the
-/// implementation stops reading (its failure, graded as such); fails on a record that does not
-/// expand, a suite bug.
+/// Writes each record's request, its recipes expanded as they are written, one record at a time.
+/// Stops quietly when the implementation stops reading (its failure, graded as such); fails on a
+/// record that does not expand, a suite bug.
 fn write_expanded(committed: &[Value], stdin: ChildStdin) -> Result<(), String> {
     let mut w = BufWriter::new(stdin);
     for c in committed {
-        // `expand` drops the computed fields: this is the stripped record's expansion.
-        let request = recipe::expand(c).map_err(|e| format!("record {}: {e}", record_id(c)))?;
-        let sent =
-            serde_json::to_writer(&mut w, &request).is_ok() && w.write_all(b"\n").and_then(|_| w.flush()).is_ok();
-        if !sent {
-            break;
+        // The stripped record's expansion: `write_expanded` drops the computed fields.
+        match recipe::write_expanded(c, &mut w).and_then(|_| w.flush()) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+                return Err(format!("record {}: {e}", record_id(c)));
+            }
+            Err(_) => break,
         }
     }
     Ok(())
@@ -749,7 +759,7 @@ fn read_answers(committed: &[Value], stdout: Pipe, grades: &Mutex<Vec<Graded>>) 
             return;
         };
         let g = if whole {
-            grade_answer(c, &String::from_utf8_lossy(&line), scale_differences)
+            grade_scale_answer(c, &line)
         } else {
             let d = Diff {
                 path: "(line)".into(),
@@ -781,21 +791,32 @@ fn read_line(r: &mut impl BufRead, cap: usize) -> Option<(Vec<u8>, bool)> {
     Some((line, true))
 }
 
+/// Grades one scale answer as [`grade_answer`] does, its `data` arrays never parsed into JSON
+/// values ([`arrays::split`]).
+fn grade_scale_answer(c: &Value, line: &[u8]) -> Graded {
+    match arrays::split(line) {
+        Ok(split) => grade_value(c, &split.skeleton, |c, r| scale_differences(c, r, &split)),
+        Err(e) => not_json(c, &String::from_utf8_lossy(&line[..line.len().min(480)]), e),
+    }
+}
+
 /// A tensor of an answer as the implementation wrote it, kept until its record is compared.
-struct Written {
+struct Written<'a> {
     /// Its path in the record, as a diff names it: `decodes[0].expect.outputs[1]`.
     path: String,
     /// The same, as a JSON pointer.
     pointer: String,
-    tensor: Value,
+    shape: [u64; 3],
+    data: &'a [u8],
 }
 
-/// A scale answer against its record: the answer's written-out tensors folded back into the
-/// record's form (an input echo that is its recipe written out becomes the recipe, an output its
-/// digest), then compared field by field; a tensor that differs is diffed element by element
-/// against the checker's, computed only then.
-fn scale_differences(c: &Value, mut r: Value) -> Vec<Diff> {
-    let written = fold(c, &mut r);
+/// A scale answer (its skeleton) against its record: the answer's written-out tensors folded back
+/// into the record's form (an input echo that is its recipe written out becomes the recipe, an
+/// output its digest), then compared field by field; a tensor that differs is diffed element by
+/// element against the checker's, computed only then.
+fn scale_differences(c: &Value, r: &Value, split: &arrays::Split) -> Vec<Diff> {
+    let mut r = r.clone();
+    let written = fold(c, &mut r, split);
     let mut d = Vec::new();
     diff(c, &r, "", LIMIT, &mut d);
     let differing: Vec<Written> = written
@@ -817,59 +838,72 @@ fn under(path: &str, tensor: &str) -> bool {
 
 /// Folds an answer's written-out tensors into the record's form in place; returns each folded
 /// tensor as written (an input echo only when it is not its recipe written out).
-fn fold(c: &Value, r: &mut Value) -> Vec<Written> {
+fn fold<'a>(c: &Value, r: &mut Value, split: &arrays::Split<'a>) -> Vec<Written<'a>> {
     let mut written = Vec::new();
     let decodes = r.get_mut("decodes").and_then(Value::as_array_mut);
     for (i, d) in decodes.into_iter().flatten().enumerate() {
         let inputs = d.get_mut("inputs").and_then(Value::as_array_mut);
         for (k, t) in inputs.into_iter().flatten().enumerate() {
             let recipe = &c["decodes"][i]["inputs"][k];
-            if echoes(recipe, t) {
+            let path = format!("decodes[{i}].inputs[{k}]");
+            if echoes(recipe, t, split) {
                 *t = recipe.clone();
-            } else {
-                written.push(compacted(
-                    t,
-                    format!("decodes[{i}].inputs[{k}]"),
-                    format!("/decodes/{i}/inputs/{k}"),
-                ));
+            } else if let Some(w) = compacted(t, split, path, format!("/decodes/{i}/inputs/{k}")) {
+                written.push(w);
             }
         }
         let outputs = d.pointer_mut("/expect/outputs").and_then(Value::as_array_mut);
         for (k, t) in outputs.into_iter().flatten().enumerate() {
-            written.push(compacted(
-                t,
-                format!("decodes[{i}].expect.outputs[{k}]"),
-                format!("/decodes/{i}/expect/outputs/{k}"),
-            ));
+            let path = format!("decodes[{i}].expect.outputs[{k}]");
+            written.extend(compacted(t, split, path, format!("/decodes/{i}/expect/outputs/{k}")));
         }
     }
     written
 }
 
+/// The shape and `data` bytes of a written-out tensor of the skeleton.
+fn tensor_parts<'a>(t: &Value, split: &arrays::Split<'a>) -> Result<([u64; 3], &'a [u8]), String> {
+    let o = t
+        .as_object()
+        .filter(|o| o.len() == 2)
+        .ok_or("not a tensor {\"data\", \"shape\"}")?;
+    let data = split.data(t).ok_or("data: not an array of integer strings")?;
+    let dims: Vec<u64> = o["shape"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|d| d.as_str().and_then(wai_checker::canon::parse_u64))
+        .collect::<Option<_>>()
+        .ok_or("shape: not canonical integers")?;
+    let shape: [u64; 3] = dims.try_into().map_err(|_| "shape: not three dimensions")?;
+    Ok((shape, data))
+}
+
 /// Replaces a written-out tensor by its digest form (or, when it is no tensor, by why) and returns
-/// it as written.
-fn compacted(t: &mut Value, path: String, pointer: String) -> Written {
-    let form = recipe::compact(t).unwrap_or_else(|e| Value::String(format!("not a tensor: {e}")));
-    Written {
+/// it as written, when it is a tensor.
+fn compacted<'a>(t: &mut Value, split: &arrays::Split<'a>, path: String, pointer: String) -> Option<Written<'a>> {
+    let parts = tensor_parts(t, split);
+    let form = parts
+        .clone()
+        .and_then(|(shape, data)| recipe::compact_data(shape, data))
+        .unwrap_or_else(|e| Value::String(format!("not a tensor: {e}")));
+    *t = form;
+    let (shape, data) = parts.ok()?;
+    Some(Written {
         path,
         pointer,
-        tensor: std::mem::replace(t, form),
-    }
+        shape,
+        data,
+    })
 }
 
 /// Whether a received input is the committed recipe written out, element by element (the
 /// expansion itself is never formed).
-fn echoes(recipe: &Value, received: &Value) -> bool {
+fn echoes(recipe: &Value, received: &Value, split: &arrays::Split) -> bool {
     let Ok(t) = recipe::RecipeTensor::read(recipe, "input") else {
         return false;
     };
-    let n: u64 = t.shape.iter().product();
-    let data = received.get("data").and_then(Value::as_array);
-    received.as_object().is_some_and(is_tensor)
-        && received["shape"] == recipe["shape"]
-        && data.is_some_and(|d| {
-            d.len() as u64 == n && d.iter().zip(0..).all(|(v, i)| v.as_str() == Some(&t.recipe.text(i)))
-        })
+    matches!(tensor_parts(received, split), Ok((shape, data)) if shape == t.shape && recipe::echoes_data(&t, data))
 }
 
 /// `d` with the differences in each differing tensor replaced by its first differing elements
@@ -877,8 +911,8 @@ fn echoes(recipe: &Value, received: &Value) -> bool {
 /// their `(c, y, x)`. An expected output whose digest is not the committed one is a suite bug, said
 /// loudly.
 fn element_diffs(c: &Value, d: Vec<Diff>, differing: &[Written]) -> Vec<Diff> {
-    let expected = match expected(c) {
-        Ok(e) => e,
+    let line = match expected(c) {
+        Ok(line) => line,
         Err(e) => {
             let mut d = d;
             d.push(Diff {
@@ -889,40 +923,92 @@ fn element_diffs(c: &Value, d: Vec<Diff>, differing: &[Written]) -> Vec<Diff> {
             return d;
         }
     };
+    let expected = match arrays::split(line.as_bytes()) {
+        Ok(e) => e,
+        Err(e) => {
+            return vec![bug(
+                c,
+                "(expected tensors)",
+                format!("the checker's line is not JSON: {e}"),
+            )];
+        }
+    };
     let mut out = Vec::new();
     let mut done: Vec<&str> = Vec::new();
     for x in d {
         let w = differing.iter().find(|w| under(&x.path, &w.path));
-        match w.and_then(|w| Some((w, expected.pointer(&w.pointer)?))) {
+        let e = w.and_then(|w| {
+            expected
+                .skeleton
+                .pointer(&w.pointer)
+                .map(|e| (w, tensor_parts(e, &expected)))
+        });
+        match e {
             None => out.push(x),
             Some((w, _)) if done.contains(&w.path.as_str()) => {}
-            Some((w, e)) => {
+            Some((w, Err(e))) => out.push(bug(c, &w.path, format!("the checker's tensor: {e}"))),
+            Some((w, Ok((shape, data)))) => {
                 done.push(&w.path);
-                suite_bug(c, w, e, &mut out);
-                diff(e, &w.tensor, &w.path, LIMIT, &mut out);
+                suite_bug(c, w, shape, data, &mut out);
+                elements_differing(w, shape, data, &mut out);
             }
         }
     }
     out
 }
 
+/// The first elements of a written tensor that differ from the expected one, with their `(c, y, x)`.
+fn elements_differing(w: &Written, shape: [u64; 3], expected: &[u8], out: &mut Vec<Diff>) {
+    if w.shape != shape {
+        let dims = |s: [u64; 3]| format!("{s:?}");
+        return out_push(out, LIMIT, format!("{}.shape", w.path), dims(shape), dims(w.shape));
+    }
+    let dims = shape.map(|d| d as usize);
+    let mut received = recipe::data_elements(w.data);
+    for (i, e) in recipe::data_elements(expected).enumerate() {
+        let (e, r) = (e.unwrap_or_default(), received.next());
+        let r = match r {
+            Some(Ok(r)) if r == e => continue,
+            Some(Ok(r)) => format!("{r:?}"),
+            Some(Err(why)) => why,
+            None => "(absent)".into(),
+        };
+        let path = format!("{}.data[{i}] (c, y, x) = {}", w.path, position(i, &dims));
+        out_push(out, LIMIT, path, format!("{e:?}"), r);
+        if out.len() >= LIMIT {
+            return;
+        }
+    }
+}
+
 /// The checker's answer to a record's expanded request: every tensor written out.
-fn expected(c: &Value) -> Result<Value, String> {
+fn expected(c: &Value) -> Result<String, String> {
     use wai_checker::fill::{LineError, fill_line};
-    let filled = fill_line(&recipe::expand(c)?.to_string()).map_err(|e| match e {
+    let mut request = Vec::new();
+    recipe::write_expanded(c, &mut request).map_err(|e| e.to_string())?;
+    fill_line(String::from_utf8_lossy(&request).trim_end()).map_err(|e| match e {
         LineError::Bad(m) | LineError::Bug(m) => m,
-    })?;
-    serde_json::from_str(&filled).map_err(|e| e.to_string())
+    })
+}
+
+/// A suite bug's difference, printed too: the checker and the suite disagree.
+fn bug(c: &Value, path: &str, what: String) -> Diff {
+    eprintln!("grade: SUITE BUG: record {}: {path}: {what}", record_id(c));
+    Diff {
+        path: format!("{path} (SUITE BUG)"),
+        committed: what,
+        received: String::new(),
+    }
 }
 
 /// Notes (and prints) an expected output that does not match the committed digest: the checker and
 /// the suite disagree, so the suite or the checker has a bug.
-fn suite_bug(c: &Value, w: &Written, expected: &Value, out: &mut Vec<Diff>) {
+fn suite_bug(c: &Value, w: &Written, shape: [u64; 3], data: &[u8], out: &mut Vec<Diff>) {
     // Outputs only: an input's recipe has no digest to disagree with.
     let Some(committed) = c.pointer(&w.pointer).filter(|_| w.pointer.contains("/expect/")) else {
         return;
     };
-    let form = recipe::compact(expected).unwrap_or_else(Value::String);
+    let form = recipe::compact_data(shape, data).unwrap_or_else(Value::String);
     if form != *committed {
         let d = Diff {
             path: format!(

@@ -1,5 +1,6 @@
 //! The library half of `cargo xtask`: what its commands share with its tests.
 
+pub mod arrays;
 pub mod check;
 pub mod compare;
 pub mod differential;
