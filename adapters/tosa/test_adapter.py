@@ -48,6 +48,12 @@ class Requests(unittest.TestCase):
             tosa_fill.tensor({"data": ["1"], "shape": ["1", "1", "2"]}, "decodes[0].inputs[0]")
         self.assertIn("decodes[0].inputs[0].data", str(e.exception))
 
+    def test_a_tensor_past_the_adapters_limit_is_declined_before_its_data_is_read(self):
+        # [1, 2049, 2048] holds 2^22 + 2048 elements; its data is not even a list.
+        with self.assertRaises(lower.Unsupported) as e:
+            tosa_fill.tensor({"data": None, "shape": ["1", "2049", "2048"]}, "decodes[0].inputs[0]")
+        self.assertIn("4196352 elements", str(e.exception))
+
     def test_canonical_json(self):
         self.assertEqual(tosa_fill.canonical({"id": "a", "b": ["1"]}), '{"b":["1"],"id":"a"}')
 

@@ -28,6 +28,10 @@ from tosa_graph import D, AdapterBug, Graph, identity
 from lower import Context, Unsupported
 
 CAP = 1 << 26  # §3 caps
+# The most elements one tensor may hold here: every value passes through Python lists and JSON, at
+# tens of bytes and about a microsecond each, so the scale tier's 2^24- and 2^26-element tensors
+# are declined (docs/tosa.md).
+LIMIT = 1 << 22
 I64 = (-(1 << 63), (1 << 63) - 1)
 
 
@@ -69,12 +73,18 @@ def tensor(t, field):
     if not isinstance(t["shape"], list) or len(t["shape"]) != 3:
         raise RequestError(field + ".shape", "three dimensions [C, H, W]")
     shape = [integer(d, f"{field}.shape[{i}]") for i, d in enumerate(t["shape"])]
+    too_large(shape)
     if not isinstance(t["data"], list):
         raise RequestError(field + ".data", "not an array")
     data = [integer(d, f"{field}.data[{i}]") for i, d in enumerate(t["data"])]
     if any(d < 0 for d in shape) or len(data) != shape[0] * shape[1] * shape[2]:
         raise RequestError(field + ".data", f"{len(data)} elements for the shape {shape}")
     return shape, data
+
+
+def too_large(shape):
+    if shape[0] * shape[1] * shape[2] > LIMIT:
+        raise Unsupported(f"a tensor of {shape[0] * shape[1] * shape[2]} elements: past this adapter's 2^22 (Python lists)")
 
 
 def parse(line):
@@ -109,7 +119,10 @@ def canonical(v):
 # --- the checker: load, profiles, certificate -------------------------------------------------
 
 
-def checker_fill(line):
+def checker_fill(req):
+    """`load` and `profiles` from the checker, on the record without its decodes (their outputs
+    are TOSA's)."""
+    line = canonical({"decodes": [], "graph": req["graph"], "id": req["id"]})
     r = subprocess.run([checker(), "fill"], input=line.encode() + b"\n", capture_output=True)
     if r.returncode != 0:
         msg = r.stderr.decode(errors="replace").strip().splitlines()
@@ -300,6 +313,8 @@ def run_decode(graph, cx, inputs, scalars, state):
             g = Graph()
             identity(g, lower.clamp(g, g.input(nhwc(shapes[i.tensor], vals), D.INT64), t.lo, t.hi))
             values[i.tensor] = g.run(f"input {i.tensor} (clamp policy)")[0]
+    for s in dims.values():
+        too_large(s)
     for node in graph.nodes:
         got = run_node(node, values, [dims[t] for t in node.ins], scalars, cx)
         for t, arr in zip(node.outs, got):
@@ -324,12 +339,15 @@ def answer(line, req):
         if "bundle" in req:
             return not_supported(rid, "jpegai scale path: the entropy decodes (mans_decode) and the band lookups have no TOSA operators")
         return not_supported(rid, "not a graph vector")
-    decodes = decodes_of(req)
+    try:
+        decodes = decodes_of(req)
+    except Unsupported as e:
+        return not_supported(rid, str(e))
     try:
         graph_bytes = bytes.fromhex(req["graph"])
     except (TypeError, ValueError):
         raise RequestError("graph", "not hexadecimal") from None
-    filled = checker_fill(line)
+    filled = checker_fill(req)
     if filled["load"] != "ok":
         return not_supported(rid, f"load refused ({filled['load']}): the load checks and bounds pass are the checker's, and no decode runs")
     try:
@@ -363,8 +381,9 @@ def answer(line, req):
         return not_supported(rid, f"adapter bug: {e}")
     except whg1.Whg1Error as e:
         return not_supported(rid, f"adapter bug: the WHG1 reader refused a loadable graph ({e})")
-    for d, e in zip(filled["decodes"], expects):
-        d["expect"] = e
+    # The request's own inputs and scalars, echoed (they were checked canonical).
+    filled["decodes"] = [{"expect": e, "inputs": d["inputs"], "scalars": d["scalars"]}
+                         for d, e in zip(req["decodes"], expects)]
     return filled
 
 
