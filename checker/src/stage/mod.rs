@@ -14,7 +14,7 @@ pub mod scalar;
 
 use crate::canon::{self, J};
 use crate::fill::LineError;
-use crate::request::{Bad, array, bad, members, string};
+use crate::request::{Bad, array, bad, members, shape, string};
 use dec::Dec;
 use serde_json::Value;
 
@@ -77,23 +77,6 @@ fn hex_bytes(v: &Value, field: &str) -> Result<Vec<u8>, Bad> {
     hex::decode(s).map_err(|e| format!("{field}: {e}"))
 }
 
-/// A shape `[C, H, W]`, each dimension below 2^64 (as in a graph vector, docs/assumptions.md A10).
-fn shape(v: &Value, field: &str) -> Result<[u64; 3], Bad> {
-    let a = array(v, field)?;
-    if a.len() != 3 {
-        return bad(field, "not three dimensions");
-    }
-    let mut s = [0u64; 3];
-    for (i, d) in a.iter().enumerate() {
-        let f = format!("{field}[{i}]");
-        let x = int(d, &f)?;
-        s[i] = match x.to_i128().and_then(|v| u64::try_from(v).ok()) {
-            Some(v) => v,
-            None => return bad(&f, "not a dimension below 2^64"),
-        };
-    }
-    Ok(s)
-}
 
 fn tensor(v: &Value, field: &str) -> Result<scalar::DecTensor, Bad> {
     let m = members(v, field, &["data", "shape"], &[])?;
