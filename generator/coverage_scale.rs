@@ -151,7 +151,12 @@ impl NodeObserver for Extremes {
 }
 
 fn is_odd_prime(n: u64) -> bool {
-    n >= 3 && !n.is_multiple_of(2) && (3..).step_by(2).take_while(|d| d * d <= n).all(|d| !n.is_multiple_of(d))
+    n >= 3
+        && !n.is_multiple_of(2)
+        && (3..)
+            .step_by(2)
+            .take_while(|d| d * d <= n)
+            .all(|d| !n.is_multiple_of(d))
 }
 
 /// The `c:`/`w:` classes of one side.

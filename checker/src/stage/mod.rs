@@ -77,7 +77,6 @@ fn hex_bytes(v: &Value, field: &str) -> Result<Vec<u8>, Bad> {
     hex::decode(s).map_err(|e| format!("{field}: {e}"))
 }
 
-
 fn tensor(v: &Value, field: &str) -> Result<scalar::DecTensor, Bad> {
     let m = members(v, field, &["data", "shape"], &[])?;
     let shape = shape(&m["shape"], &format!("{field}.shape"))?;
