@@ -1040,8 +1040,9 @@ fn derive_jpegai(request: &serde_json::Value) -> Result<BTreeSet<String>, String
 
 /// Runs the coverage over the corpus: prints every item with its vectors, and fails on an
 /// item with none or a claim that does not hold.
-pub fn run(corpus: &Path, quiet: bool, only: &[String]) -> Result<(), String> {
+pub fn run(corpus: &Path, quiet: bool, only: &[String], tier: tree::Tier) -> Result<(), String> {
     let mut sources = tree::sources(corpus)?;
+    sources.retain(|s| tier.holds(&s.target));
     if !only.is_empty() {
         sources.retain(|s| only.iter().any(|o| s.target.ends_with(&format!("/{o}.jsonl"))));
     }
@@ -1198,6 +1199,14 @@ pub fn run(corpus: &Path, quiet: bool, only: &[String]) -> Result<(), String> {
         required_items.extend(crate::dequant::required());
         required_items.extend(["stream_exhausted", "stream_noncanonical"].map(|c| format!("code:{c}")));
     }
+    // The scale tier's items are its size classes (docs/scale.md), `scale:…`.
+    required_items.retain(|i| {
+        if i.starts_with("scale:") {
+            tier.has_scale()
+        } else {
+            tier.has_small()
+        }
+    });
     let mut missing = 0;
     for item in &required_items {
         match covered.get(item) {

@@ -56,6 +56,9 @@ enum Command {
         /// Only these corpus files (by stem: `conv`, `load_checks`), and only their operators' items.
         #[arg(long, value_delimiter = ',')]
         only: Vec<String>,
+        /// Only the small tier's items and files, or the scale tier's (docs/scale.md).
+        #[arg(long, value_enum, default_value = "all")]
+        tier: tree::Tier,
     },
     /// Write the graphs of a file of cases (corpus/bench/graphs.json) as DIR/<id>.whg1.
     Graphs {
@@ -81,7 +84,12 @@ fn main() -> ExitCode {
             tier,
             only,
         } => tree::regen(&corpus, &out, tier, &only),
-        Command::Coverage { corpus, quiet, only } => coverage::run(&corpus, quiet, &only),
+        Command::Coverage {
+            corpus,
+            quiet,
+            only,
+            tier,
+        } => coverage::run(&corpus, quiet, &only, tier),
         Command::Cis2Models { recipe, out } => cis2::write_models(&recipe, &out),
         Command::Graphs { cases, out } => case::write_graphs(&cases, &out),
     };

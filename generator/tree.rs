@@ -37,11 +37,19 @@ pub enum Tier {
 pub const SCALE: &str = "scale";
 
 impl Tier {
-    fn has_small(self) -> bool {
+    pub fn has_small(self) -> bool {
         self != Tier::Scale
     }
-    fn has_scale(self) -> bool {
+    pub fn has_scale(self) -> bool {
         self != Tier::Small
+    }
+    /// Whether the tree file `target` belongs to this tier.
+    pub fn holds(self, target: &str) -> bool {
+        if target.starts_with(SCALE) {
+            self.has_scale()
+        } else {
+            self.has_small()
+        }
     }
 }
 

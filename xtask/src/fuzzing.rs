@@ -36,7 +36,7 @@ pub const TARGETS: [&str; 8] = [
 /// `2^26` are kept, since load step 1 refuses them).
 pub const FUZZ_MAX_ELEMS: u32 = 1 << 10;
 /// The most symbols a fuzzed `fac` decode may ask for, and the most elements of a fuzzed
-/// `coding_order` shape.
+/// `coding_order` shape or scale recipe.
 pub const FUZZ_MAX_SYMBOLS: u128 = 1 << 12;
 /// The largest `head_dim` a fuzzed CIS-2 `inv_freq` record may ask for.
 pub const FUZZ_MAX_HEAD_DIM: u128 = 1 << 12;
@@ -177,6 +177,23 @@ pub fn budget(line: &str) -> Option<String> {
     // CIS-2: a table as long as head_dim asks; a decode as many steps as gen_toks asks.
     if too_much(get(o, &["in", "head_dim"]).as_ref().and_then(int_of), FUZZ_MAX_HEAD_DIM)
         || too_much(o.get("gen_toks").and_then(int_of), FUZZ_MAX_GEN)
+    {
+        return None;
+    }
+    // A scale record's recipe: made before run step 1 can refuse it, so its size is the request's.
+    let recipes = o.get("decodes").and_then(Value::as_array).into_iter().flatten();
+    let shapes = recipes
+        .filter_map(|d| d.get("inputs").and_then(Value::as_array))
+        .flatten()
+        .filter(|t| t.get("recipe").is_some())
+        .filter_map(|t| t.get("shape").and_then(Value::as_array));
+    if shapes
+        .map(|s| {
+            s.iter()
+                .map(|d| int_of(d).unwrap_or(1))
+                .fold(1u128, u128::saturating_mul)
+        })
+        .any(|n| n > FUZZ_MAX_SYMBOLS)
     {
         return None;
     }
