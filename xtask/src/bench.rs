@@ -117,11 +117,7 @@ fn cis2_runs(bin: &Path, model: &Path, extra: &[&str]) -> Result<(Vec<f64>, Stri
     Ok((times, String::from_utf8_lossy(&out.stdout).into_owned()))
 }
 
-pub fn main(root: &Path, args: &[String]) -> Result<(), String> {
-    let runs: usize = match args.iter().position(|a| a == "--runs") {
-        Some(i) => args.get(i + 1).and_then(|n| n.parse().ok()).ok_or("--runs N")?,
-        None => 3,
-    };
+pub fn main(root: &Path, runs: usize) -> Result<(), String> {
     let started = Instant::now();
     let bin = build(
         root,

@@ -60,16 +60,8 @@ impl Tier {
     }
 }
 
-/// `--tier T` among `args` (default: both tiers).
-pub fn tier_arg(args: &[String]) -> Result<Tier, String> {
-    match args.iter().position(|a| a == "--tier") {
-        Some(i) => Tier::parse(args.get(i + 1).map(String::as_str).unwrap_or("")),
-        None => Ok(Tier::All),
-    }
-}
-
-pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
-    let tier = tier_arg(args)?;
+/// `cargo xtask check --tier T`: the gate over one tier of the tree, or both.
+pub fn run(root: &Path, tier: Tier) -> Result<(), String> {
     let bin = build(root, &[("wai-oracle", "wai-generate"), ("wai-checker", "wai-checker")])?;
     let tree = root.join("ops-conformance");
     if !tree.is_dir() {

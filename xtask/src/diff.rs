@@ -17,10 +17,7 @@ const TREE: &str = "ops-conformance";
 /// At most this many field changes are listed per record, and ids per added or removed file.
 const MAX_LINES: usize = 12;
 
-pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
-    let [rev] = args else {
-        return Err("usage: cargo xtask diff REV (a git revision: HEAD, main, a commit)".into());
-    };
+pub fn run(root: &Path, rev: &str) -> Result<(), String> {
     print!("{}", report(root, rev)?);
     Ok(())
 }

@@ -24,9 +24,9 @@ use std::time::Instant;
 use wai_checker::load;
 use wai_checker::mutants::{FAULTS, Fault};
 use wai_checker::whg1::{Graph, Kind, Op, OpKind};
+use xtask::FaultOptions;
 use xtask::check::{Tier, fill_process, first_lines, strip};
 use xtask::compare::files;
-use xtask::{FaultOptions, fault_options};
 
 /// The section of docs/scale.md this command owns.
 const HEADING: &str = "## Faults and the tier that catches them";
@@ -76,9 +76,7 @@ impl Run {
     }
 }
 
-pub fn main(root: &Path, args: &[String]) -> Result<(), String> {
-    let names: Vec<&str> = FAULTS.iter().map(|f| f.name).collect();
-    let FaultOptions { only, jobs, .. } = fault_options("faults", args, &names, "the implementation faults", &[])?;
+pub fn main(root: &Path, FaultOptions { only, jobs }: FaultOptions) -> Result<(), String> {
     let bin = xtask::mutant_checker(root)?;
     let tree = root.join("ops-conformance");
     let start = Instant::now();

@@ -7,19 +7,7 @@ use std::path::Path;
 use std::time::Instant;
 use xtask::differential;
 
-fn flag(args: &[String], name: &str, default: u64) -> Result<u64, String> {
-    match args.iter().position(|a| a == name) {
-        None => Ok(default),
-        Some(i) => args
-            .get(i + 1)
-            .and_then(|v| v.parse().ok())
-            .ok_or_else(|| format!("{name} takes a number")),
-    }
-}
-
-pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
-    let cases = flag(args, "--cases", 100_000)?;
-    let start = flag(args, "--start", 0)?;
+pub fn run(root: &Path, cases: u64, start: u64) -> Result<(), String> {
     let t = Instant::now();
     let mut total = differential::Stats::default();
     let mut found = Vec::new();

@@ -57,62 +57,103 @@ pub struct Options {
     pub strict: bool,
 }
 
+/// `cargo xtask grade`'s command line (clap): the raw flags, checked as they are parsed; [`Options`]
+/// is what they select.
+#[derive(clap::Args, Clone, Debug)]
+pub struct GradeArgs {
+    /// The implementation's command line, run by `sh -c` with `ops-conformance/` as its working
+    /// directory; every word naming an existing file or directory relative to where you stand is
+    /// made absolute first (`python3 fill.py` → `python3 /abs/fill.py`).
+    #[arg(long = "impl", value_name = "COMMAND", value_parser = non_blank)]
+    pub implementation: String,
+    /// The suites to grade, a comma list, repeatable: vectors, graphs, stage, lowerings, cis2,
+    /// detessdequant, scale, or all [default: every suite but scale].
+    #[arg(long = "suite", value_name = "SUITES", value_delimiter = ',', value_parser = suite_name)]
+    pub suites: Vec<String>,
+    /// Only these files, a comma list, repeatable: a stem (`conv`), a tree path
+    /// (`vectors/conv.jsonl`) or a path under `provisional/`.
+    #[arg(long, value_name = "FILES", value_delimiter = ',')]
+    pub only: Vec<String>,
+    /// Only the graph vectors tagged with this profile, and only its verdict.
+    #[arg(long, value_name = "PROFILE", value_parser = PROFILES)]
+    pub profile: Option<String>,
+    /// Grade the files under `provisional/` too (never in a verdict).
+    #[arg(long)]
+    pub include_provisional: bool,
+    /// A not-gradable record fails the exit status like a failed one.
+    #[arg(long)]
+    pub strict: bool,
+    /// Seconds the implementation may take per file (a scale file gets one more per 4 Mi
+    /// elements it writes out).
+    #[arg(long, value_name = "SECS", default_value = "60", value_parser = seconds)]
+    pub timeout: Duration,
+    /// Write the machine-readable report here.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write the Markdown report (the operator × profile matrix) here.
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+}
+
+fn non_blank(s: &str) -> Result<String, String> {
+    if s.trim().is_empty() {
+        Err("the implementation's command line is empty".into())
+    } else {
+        Ok(s.to_string())
+    }
+}
+
+fn suite_name(s: &str) -> Result<String, String> {
+    if is_suite(s) || s == "all" {
+        Ok(s.to_string())
+    } else {
+        Err(format!("{s:?} is not one of {}, {SCALE} or all", SUITES.join(", ")))
+    }
+}
+
+fn seconds(s: &str) -> Result<Duration, String> {
+    let secs: f64 = s.parse().map_err(|_| format!("{s:?} is not a number of seconds"))?;
+    if !(secs > 0.0 && secs < 1e6) {
+        return Err(format!("{s} is not a positive number of seconds"));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+impl From<GradeArgs> for Options {
+    fn from(a: GradeArgs) -> Options {
+        let mut suites = a.suites;
+        if suites.iter().any(|s| s == "all") {
+            suites = SUITES.iter().chain([&SCALE]).map(|s| s.to_string()).collect();
+        }
+        Options {
+            implementation: a.implementation,
+            suites,
+            only: a.only,
+            profile: a.profile,
+            include_provisional: a.include_provisional,
+            timeout: a.timeout,
+            json: a.json,
+            markdown: a.markdown,
+            strict: a.strict,
+        }
+    }
+}
+
+/// `grade`'s flags alone, for [`Options::parse`].
+#[derive(clap::Parser)]
+#[command(name = "grade", no_binary_name = true)]
+struct GradeCommand {
+    #[command(flatten)]
+    args: GradeArgs,
+}
+
 impl Options {
+    /// The options of `grade`'s flags (without the word `grade`); a bad flag is clap's message.
     pub fn parse(args: &[String]) -> Result<Options, String> {
-        let mut o = Options {
-            implementation: String::new(),
-            suites: vec![],
-            only: vec![],
-            profile: None,
-            include_provisional: false,
-            timeout: Duration::from_secs(60),
-            json: None,
-            markdown: None,
-            strict: false,
-        };
-        let mut it = args.iter();
-        while let Some(a) = it.next() {
-            let mut value = |name: &str| it.next().cloned().ok_or(format!("{name} needs a value"));
-            match a.as_str() {
-                "--impl" => o.implementation = value("--impl")?,
-                "--suite" => o.suites.extend(value("--suite")?.split(',').map(String::from)),
-                "--only" => o.only.extend(value("--only")?.split(',').map(String::from)),
-                "--profile" => o.profile = Some(value("--profile")?),
-                "--include-provisional" => o.include_provisional = true,
-                "--strict" => o.strict = true,
-                "--timeout" => {
-                    let s = value("--timeout")?;
-                    let secs: f64 = s
-                        .parse()
-                        .map_err(|_| format!("--timeout: {s:?} is not a number of seconds"))?;
-                    if !(secs > 0.0 && secs < 1e6) {
-                        return Err(format!("--timeout: {s} is not a positive number of seconds"));
-                    }
-                    o.timeout = Duration::from_secs_f64(secs);
-                }
-                "--json" => o.json = Some(value("--json")?.into()),
-                "--markdown" => o.markdown = Some(value("--markdown")?.into()),
-                other => return Err(format!("grade: unknown argument {other:?}")),
-            }
-        }
-        if o.implementation.trim().is_empty() {
-            return Err("grade: --impl \"COMMAND ARGS\" is required".into());
-        }
-        if o.suites.iter().any(|s| s == "all") {
-            o.suites = SUITES.iter().chain([&SCALE]).map(|s| s.to_string()).collect();
-        }
-        if let Some(bad) = o.suites.iter().find(|s| !is_suite(s)) {
-            return Err(format!(
-                "--suite: {bad:?} is not one of {}, {SCALE} or all",
-                SUITES.join(", ")
-            ));
-        }
-        if let Some(p) = &o.profile
-            && !PROFILES.contains(&p.as_str())
-        {
-            return Err(format!("--profile: {p:?} is neither acc32 nor acc64"));
-        }
-        Ok(o)
+        use clap::Parser;
+        GradeCommand::try_parse_from(args)
+            .map(|c| c.args.into())
+            .map_err(|e| e.to_string())
     }
 
     /// Whether the options select a suite: those named, or without `--suite` every one but the
@@ -184,35 +225,143 @@ impl Ending {
     }
 }
 
-/// The implementation's command line with a relative program path made absolute (it runs with
-/// the tree as its working directory); everything else, quoting and leading `NAME=value`
-/// assignments included, is kept as written.
-fn command_line(implementation: &str) -> String {
+/// The implementation's command line with every word that names an existing file or directory
+/// relative to where the grader was started made absolute (the implementation runs with the tree
+/// as its working directory): a program path with a `/` (a bare program name is looked up on `PATH`)
+/// and any later argument (`python3 fill.py` → `python3 /abs/fill.py`). Everything else, quoting,
+/// flags and `NAME=value` words included, is kept as written.
+pub fn command_line(implementation: &str) -> String {
+    let mut out = String::new();
     let mut at = 0;
-    for word in implementation.split_whitespace() {
-        let start = at + implementation[at..].find(word).unwrap_or(0);
+    let mut program_seen = false;
+    for (start, word) in words(implementation) {
+        out.push_str(&implementation[at..start]);
         at = start + word.len();
-        if word.contains('=') {
-            continue;
-        }
+        let assignment = word.contains('=');
+        let is_program = !program_seen && !assignment;
+        program_seen |= is_program;
         let path = Path::new(word);
-        if word.contains('/')
+        let candidate = !assignment
+            && !word.starts_with('-')
             && path.is_relative()
-            && let Ok(abs) = std::fs::canonicalize(path)
-        {
-            return format!("{}{}{}", &implementation[..start], abs.display(), &implementation[at..]);
+            && (!is_program || word.contains('/'))
+            && path.exists();
+        match candidate.then(|| std::fs::canonicalize(path)) {
+            Some(Ok(abs)) => out.push_str(&shell_word(&abs.to_string_lossy())),
+            _ => out.push_str(word),
         }
-        break;
     }
-    implementation.to_string()
+    out.push_str(&implementation[at..]);
+    out
+}
+
+/// The whitespace-separated words of a command line with their byte offsets.
+fn words(s: &str) -> Vec<(usize, &str)> {
+    let mut out = Vec::new();
+    let mut start = None;
+    for (i, ch) in s.char_indices() {
+        match (ch.is_whitespace(), start) {
+            (true, Some(b)) => {
+                out.push((b, &s[b..i]));
+                start = None;
+            }
+            (false, None) => start = Some(i),
+            _ => {}
+        }
+    }
+    if let Some(b) = start {
+        out.push((b, &s[b..]));
+    }
+    out
+}
+
+/// A path as one `sh` word: as is when it is plain, single-quoted otherwise.
+fn shell_word(path: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/._+-,:@%".contains(c);
+    if path.chars().all(plain) {
+        path.to_string()
+    } else {
+        format!("'{}'", path.replace('\'', "'\\''"))
+    }
+}
+
+/// The program the implementation's command line runs: its first word that is no `NAME=value`.
+fn program(implementation: &str) -> &str {
+    words(implementation)
+        .into_iter()
+        .map(|(_, w)| w)
+        .find(|w| !w.contains('='))
+        .unwrap_or("")
+}
+
+/// The last lines the implementation wrote to its standard error: at most [`Stderr::LINES`] lines
+/// and [`Stderr::BYTES`] bytes are ever held, older ones dropped as newer ones arrive.
+#[derive(Default)]
+struct Stderr {
+    lines: std::collections::VecDeque<Vec<u8>>,
+    /// The line being written, its first [`Stderr::BYTES`] bytes.
+    current: Vec<u8>,
+    /// Bytes of `lines`.
+    bytes: usize,
+}
+
+impl Stderr {
+    const LINES: usize = 20;
+    const BYTES: usize = 4096;
+
+    fn push(&mut self, chunk: &[u8]) {
+        for piece in chunk.split_inclusive(|&b| b == b'\n') {
+            let (text, ends) = match piece.strip_suffix(b"\n") {
+                Some(t) => (t, true),
+                None => (piece, false),
+            };
+            let room = Stderr::BYTES.saturating_sub(self.current.len());
+            self.current.extend_from_slice(&text[..text.len().min(room)]);
+            if ends {
+                self.end_line();
+            }
+        }
+    }
+
+    fn end_line(&mut self) {
+        let line = std::mem::take(&mut self.current);
+        self.bytes += line.len();
+        self.lines.push_back(line);
+        while self.lines.len() > Stderr::LINES || (self.bytes > Stderr::BYTES && self.lines.len() > 1) {
+            let gone = self.lines.pop_front().map_or(0, |l| l.len());
+            self.bytes -= gone;
+        }
+    }
+
+    fn tail(mut self) -> Vec<String> {
+        if !self.current.is_empty() {
+            self.end_line();
+        }
+        self.lines
+            .iter()
+            .map(|l| String::from_utf8_lossy(l).into_owned())
+            .collect()
+    }
 }
 
 /// Runs the implementation on `input` with the tree as its working directory; its standard
 /// output (at most `cap` bytes are kept) and how it ended. Never waits past `timeout`.
 pub fn run(implementation: &str, tree: &Path, input: Vec<u8>, timeout: Duration, cap: usize) -> (Vec<u8>, Ending) {
+    let (out, ending, _) = run_capturing(implementation, tree, input, timeout, cap);
+    (out, ending)
+}
+
+/// [`run`], with the last lines of the implementation's standard error.
+pub fn run_capturing(
+    implementation: &str,
+    tree: &Path,
+    input: Vec<u8>,
+    timeout: Duration,
+    cap: usize,
+) -> (Vec<u8>, Ending, Vec<String>) {
     // What the reader has kept so far stays ours even if a stray descendant holds the pipe open.
     let kept = Arc::new(Mutex::new(Vec::new()));
-    let ending = supervise(
+    let (ending, stderr) = supervise(
         implementation,
         tree,
         timeout,
@@ -236,7 +385,7 @@ pub fn run(implementation: &str, tree: &Path, input: Vec<u8>, timeout: Duration,
         },
     );
     let out = std::mem::take(&mut *lock(&kept));
-    (out, ending)
+    (out, ending, stderr)
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -247,13 +396,14 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// input and `read` taking its standard output, each on a thread of its own; how it ended. Never
 /// waits past `timeout` for the implementation, and after it ends waits for `read` only while
 /// `read` works on what it received, not while it waits on a pipe a stray descendant holds open.
+/// The last lines of its standard error come back with how it ended.
 fn supervise(
     implementation: &str,
     tree: &Path,
     timeout: Duration,
     write: impl FnOnce(ChildStdin) + Send + 'static,
     read: impl FnOnce(Pipe) + Send + 'static,
-) -> Ending {
+) -> (Ending, Vec<String>) {
     use std::os::unix::process::CommandExt;
     // Its own process group, so that a timeout kills the shell and everything it started.
     let child = Command::new("sh")
@@ -263,11 +413,21 @@ fn supervise(
         .current_dir(tree)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn();
     let mut child = match child {
         Ok(c) => c,
-        Err(e) => return Ending::NotStarted(e.to_string()),
+        Err(e) => return (Ending::NotStarted(e.to_string()), vec![]),
+    };
+    let stderr = Arc::new(Mutex::new(Stderr::default()));
+    let errors = {
+        let (mut pipe, stderr) = (child.stderr.take().expect("piped"), stderr.clone());
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n @ 1..) = pipe.read(&mut buf) {
+                lock(&stderr).push(&buf[..n]);
+            }
+        })
     };
     let stdin = child.stdin.take().expect("piped");
     let writer = std::thread::spawn(move || write(stdin));
@@ -280,7 +440,13 @@ fn supervise(
     let ending = wait(&mut child, timeout);
     let _ = writer.join();
     waits.outlast(&reader);
-    ending
+    // A stray descendant may hold standard error open too: what arrived by now is kept.
+    let since = Instant::now();
+    while !errors.is_finished() && since.elapsed() < Duration::from_millis(200) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let tail = std::mem::take(&mut *lock(&stderr)).tail();
+    (ending, tail)
 }
 
 /// Waits for the implementation to end, killing it and everything it started at `timeout`.
@@ -443,7 +609,10 @@ pub fn diff(committed: &Value, received: &Value, path: &str, limit: usize, out: 
                 );
                 return;
             }
-            for (i, (p, q)) in x.iter().zip(y).enumerate().filter(|(_, (p, q))| p != q).take(limit) {
+            let before = out.len();
+            let mut differing = 0;
+            for (i, (p, q)) in x.iter().zip(y).enumerate().filter(|(_, (p, q))| p != q) {
+                differing += 1;
                 out_push(
                     out,
                     limit,
@@ -452,6 +621,7 @@ pub fn diff(committed: &Value, received: &Value, path: &str, limit: usize, out: 
                     short(q),
                 );
             }
+            more_elements(out, &format!("{path}.data"), differing - (out.len() - before));
         }
         (Value::Object(a), Value::Object(b)) => {
             let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
@@ -475,6 +645,17 @@ pub fn diff(committed: &Value, received: &Value, path: &str, limit: usize, out: 
             }
         }
         _ => out_push(out, limit, path.to_string(), short(committed), short(received)),
+    }
+}
+
+/// Notes, past the limit, how many more elements of the tensor at `path` differ than are listed.
+fn more_elements(out: &mut Vec<Diff>, path: &str, more: usize) {
+    if more > 0 {
+        out.push(Diff {
+            path: format!("{path}: … {more} more differing elements not shown"),
+            committed: String::new(),
+            received: String::new(),
+        });
     }
 }
 
@@ -597,6 +778,8 @@ pub struct FileGrade {
     pub file: GradedFile,
     pub records: Vec<Graded>,
     pub ending: Ending,
+    /// The last lines the implementation wrote to its standard error on this file.
+    pub stderr: Vec<String>,
 }
 
 impl FileGrade {
@@ -614,13 +797,18 @@ pub fn grade(tree: &Path, o: &Options) -> Result<Vec<FileGrade>, String> {
         if committed.is_empty() {
             continue;
         }
-        let (records, ending) = if file.suite == SCALE {
-            grade_scale(tree, committed, o).map_err(|e| format!("{}: {e}", file.path))?
+        let (records, ending, stderr) = if file.suite == SCALE {
+            grade_scale_capturing(tree, committed, o).map_err(|e| format!("{}: {e}", file.path))?
         } else {
             // Room for the answers: twice the committed bytes, and some.
             grade_written(tree, &committed, 2 * text.len() + (1 << 20), o)?
         };
-        out.push(FileGrade { file, records, ending });
+        out.push(FileGrade {
+            file,
+            records,
+            ending,
+            stderr,
+        });
     }
     Ok(out)
 }
@@ -645,14 +833,19 @@ fn committed_records(text: &str, file: &GradedFile, o: &Options) -> Result<Vec<V
 
 /// Grades a file whose records are written out: every request at once, the answers kept up to `cap`
 /// bytes.
-fn grade_written(tree: &Path, committed: &[Value], cap: usize, o: &Options) -> Result<(Vec<Graded>, Ending), String> {
+fn grade_written(
+    tree: &Path,
+    committed: &[Value],
+    cap: usize,
+    o: &Options,
+) -> Result<(Vec<Graded>, Ending, Vec<String>), String> {
     let requests: Vec<u8> = committed
         .iter()
         .map(|c| strip(format!("{c}\n").as_bytes()))
         .collect::<Result<Vec<_>, _>>()?
         .concat();
-    let (response, ending) = run(&o.implementation, tree, requests, o.timeout, cap);
-    Ok((grade_lines(committed, &response, &ending), ending))
+    let (response, ending, stderr) = run_capturing(&o.implementation, tree, requests, o.timeout, cap);
+    Ok((grade_lines(committed, &response, &ending), ending, stderr))
 }
 
 /// Grades a scale file (docs/protocol.md, the scale tier). A written-out request or answer may take
@@ -660,11 +853,20 @@ fn grade_written(tree: &Path, committed: &[Value], cap: usize, o: &Options) -> R
 /// expands one record's recipes at a time, and the reader thread folds each answer back into the
 /// record's form as its line arrives, compares it, and keeps only its grade.
 pub fn grade_scale(tree: &Path, committed: Vec<Value>, o: &Options) -> Result<(Vec<Graded>, Ending), String> {
+    grade_scale_capturing(tree, committed, o).map(|(records, ending, _)| (records, ending))
+}
+
+/// [`grade_scale`], with the last lines of the implementation's standard error.
+fn grade_scale_capturing(
+    tree: &Path,
+    committed: Vec<Value>,
+    o: &Options,
+) -> Result<(Vec<Graded>, Ending, Vec<String>), String> {
     let timeout = scale_timeout(&committed, o.timeout);
     let committed = Arc::new(committed);
     let grades = Arc::new(Mutex::new(Vec::new()));
     let unexpanded = Arc::new(Mutex::new(None));
-    let ending = supervise(
+    let (ending, stderr) = supervise(
         &o.implementation,
         tree,
         timeout,
@@ -686,7 +888,7 @@ pub fn grade_scale(tree: &Path, committed: Vec<Value>, o: &Options) -> Result<(V
     }
     let mut records = std::mem::take(&mut *lock(&grades));
     records.extend(committed[records.len()..].iter().map(|c| unanswered(c, &ending)));
-    Ok((records, ending))
+    Ok((records, ending, stderr))
 }
 
 /// A scale file's run may take one more `--timeout` per this many elements of its records' tensors.
@@ -965,6 +1167,8 @@ fn elements_differing(w: &Written, shape: [u64; 3], expected: &[u8], out: &mut V
     }
     let dims = shape.map(|d| d as usize);
     let mut received = recipe::data_elements(w.data);
+    // Past the limit the rest is only counted, for the report's "… more not shown".
+    let mut more = 0;
     for (i, e) in recipe::data_elements(expected).enumerate() {
         let (e, r) = (e.unwrap_or_default(), received.next());
         let r = match r {
@@ -973,12 +1177,14 @@ fn elements_differing(w: &Written, shape: [u64; 3], expected: &[u8], out: &mut V
             Some(Err(why)) => why,
             None => "(absent)".into(),
         };
+        if out.len() >= LIMIT {
+            more += 1;
+            continue;
+        }
         let path = format!("{}.data[{i}] (c, y, x) = {}", w.path, position(i, &dims));
         out_push(out, LIMIT, path, format!("{e:?}"), r);
-        if out.len() >= LIMIT {
-            return;
-        }
     }
+    more_elements(out, &format!("{}.data", w.path), more);
 }
 
 /// The checker's answer to a record's expanded request: every tensor written out.
@@ -1168,37 +1374,150 @@ pub fn summary(grades: &[FileGrade], o: &Options) -> String {
         for (why, n) in reasons.iter().take(20) {
             s.push_str(&format!("  {n:>5}  {why}\n"));
         }
+        if reasons.len() > 20 {
+            s.push_str(&format!("  … and {} more reasons not shown\n", reasons.len() - 20));
+        }
     }
-    let failures: Vec<String> = failures(grades).into_iter().take(50).collect();
-    if !failures.is_empty() {
-        s.push_str("\nfailures (first 50):\n");
-        for f in failures {
+    let endings = endings(grades, o);
+    if !endings.is_empty() {
+        s.push_str("\nhow the implementation ended:\n");
+        for e in endings {
+            s.push_str(&format!("  {}\n", e.replace('\n', "\n  ")));
+        }
+    }
+    let records = failed_records(grades);
+    if !records.is_empty() {
+        s.push_str("\nfailures:\n");
+        for f in shown(&records, 50, &mut |line| s.push_str(&format!("  {line}\n"))) {
             s.push_str(&format!("  {f}\n"));
         }
     }
     s
 }
 
-/// Each failed or unanswered record, with its reason or its differing fields.
-pub fn failures(grades: &[FileGrade]) -> Vec<String> {
+/// Writes (by `line`) the first `lines` lines of the failed records' lines, and returns the notes of
+/// what was left out: "… and 37 more failed records" (their lines), "… and 12 more lines of …".
+fn shown(records: &[(String, Vec<String>)], lines: usize, line: &mut dyn FnMut(&str)) -> Vec<String> {
+    let mut left = lines;
+    let mut notes = Vec::new();
+    for (i, (record, record_lines)) in records.iter().enumerate() {
+        if left == 0 {
+            let rest = &records[i..];
+            let n: usize = rest.iter().map(|r| r.1.len()).sum();
+            notes.push(format!(
+                "… and {} more failed or unanswered records ({n} lines) not shown",
+                rest.len()
+            ));
+            break;
+        }
+        let k = record_lines.len().min(left);
+        record_lines[..k].iter().for_each(|l| line(l));
+        left -= k;
+        if k < record_lines.len() {
+            notes.push(format!(
+                "… and {} more lines of {record} not shown",
+                record_lines.len() - k
+            ));
+        }
+    }
+    notes
+}
+
+/// How the implementation ended on each file where it did not end well (a non-zero exit, a
+/// signal, the timeout, not started) or left records unanswered: what happened, in words when
+/// `sh` says the program is not executable (126) or not found (127), and the last lines of its
+/// standard error. Files where the same happened are told once.
+pub fn endings(grades: &[FileGrade], o: &Options) -> Vec<String> {
+    // Per distinct story: its first file, the story, the other files, the records unanswered.
+    let mut told: Vec<(String, String, usize, usize)> = Vec::new();
+    for g in grades {
+        let unanswered = g.count(|x| matches!(x, Outcome::Unanswered(_)));
+        if g.ending == Ending::Exited(0) && unanswered == 0 {
+            continue;
+        }
+        let mut what = match &g.ending {
+            Ending::Exited(0) => "exited with status 0".to_string(),
+            Ending::Exited(c) => format!("exited with status {c}"),
+            Ending::Killed => "was killed by a signal".into(),
+            Ending::TimedOut => "did not finish within its timeout (--timeout) and was killed".into(),
+            Ending::NotStarted(e) => format!("could not be started: {e}"),
+        };
+        let program = program(&o.implementation);
+        match g.ending {
+            Ending::Exited(126) => what.push_str(&format!(
+                ": `{program}` is not executable (or a program it runs is not): chmod +x {program}"
+            )),
+            Ending::Exited(127) => what.push_str(&format!(
+                ": `{program}` not found (or a program it runs was not): give its path (relative to where \
+                 you stand, or absolute) or put it on PATH"
+            )),
+            _ => {}
+        }
+        if g.stderr.is_empty() {
+            what.push_str("\n(nothing on its standard error)");
+        } else {
+            what.push_str("\nthe last lines of its standard error:");
+            for l in &g.stderr {
+                what.push_str(&format!("\n  | {l}"));
+            }
+        }
+        match told.iter_mut().find(|t| t.1 == what) {
+            Some(t) => (t.2, t.3) = (t.2 + 1, t.3 + unanswered),
+            None => told.push((g.file.path.clone(), what, 0, unanswered)),
+        }
+    }
+    told.into_iter()
+        .map(|(file, what, more, unanswered)| {
+            let others = match more {
+                0 => String::new(),
+                1 => " (and 1 more file the same)".into(),
+                n => format!(" (and {n} more files the same)"),
+            };
+            let unanswered = match unanswered {
+                0 => String::new(),
+                1 => ", 1 record unanswered".into(),
+                n => format!(", {n} records unanswered"),
+            };
+            format!("on {file}{others}{unanswered}: the implementation {what}")
+        })
+        .collect()
+}
+
+/// Each failed or unanswered record (`file#id`) with its lines of [`failures`].
+fn failed_records(grades: &[FileGrade]) -> Vec<(String, Vec<String>)> {
     let mut out = Vec::new();
     for g in grades {
         for r in &g.records {
-            match &r.outcome {
-                Outcome::Passed | Outcome::NotGradable(_) => {}
-                Outcome::Unanswered(why) => out.push(format!("{}#{}: unanswered: {why}", g.file.path, r.id)),
-                Outcome::Failed(diffs) => {
-                    for d in diffs {
-                        out.push(format!(
-                            "{}#{} {}: committed {} vs received {}",
-                            g.file.path, r.id, d.path, d.committed, d.received
-                        ));
-                    }
-                }
-            }
+            let record = format!("{}#{}", g.file.path, r.id);
+            let lines = match &r.outcome {
+                Outcome::Passed | Outcome::NotGradable(_) => continue,
+                Outcome::Unanswered(why) => vec![format!("{record}: unanswered: {why}")],
+                Outcome::Failed(diffs) => diffs
+                    .iter()
+                    .map(|d| {
+                        if d.committed.is_empty() && d.received.is_empty() {
+                            format!("{record} {}", d.path)
+                        } else {
+                            format!(
+                                "{record} {}: committed {} vs received {}",
+                                d.path, d.committed, d.received
+                            )
+                        }
+                    })
+                    .collect(),
+            };
+            out.push((record, lines));
         }
     }
     out
+}
+
+/// Each failed or unanswered record, with its reason or its differing fields.
+pub fn failures(grades: &[FileGrade]) -> Vec<String> {
+    failed_records(grades)
+        .into_iter()
+        .flat_map(|(_, lines)| lines)
+        .collect()
 }
 
 /// The machine-readable report.
@@ -1218,7 +1537,7 @@ pub fn json_report(grades: &[FileGrade], o: &Options) -> Value {
                 })
                 .collect();
             json!({ "file": g.file.path, "suite": g.file.suite, "provisional": g.file.provisional,
-                    "ending": format!("{:?}", g.ending), "records": records })
+                    "ending": format!("{:?}", g.ending), "stderr": g.stderr, "records": records })
         })
         .collect();
     let verdicts: Map<String, Value> = verdicts(grades, o)
@@ -1326,11 +1645,22 @@ pub fn markdown(grades: &[FileGrade], o: &Options) -> String {
     for (name, v) in verdicts(grades, o) {
         s.push_str(&format!("- {name}: {} ({})\n", v.status(), v.counts()));
     }
-    let failures = failures(grades);
-    if !failures.is_empty() {
+    let endings = endings(grades, o);
+    if !endings.is_empty() {
+        s.push_str("\nHow the implementation ended:\n\n");
+        for e in endings {
+            let (head, rest) = e.split_once('\n').unwrap_or((&e, ""));
+            s.push_str(&format!("- {head}\n"));
+            if !rest.is_empty() {
+                s.push_str(&format!("\n  ```text\n  {}\n  ```\n", rest.replace('\n', "\n  ")));
+            }
+        }
+    }
+    let records = failed_records(grades);
+    if !records.is_empty() {
         s.push_str("\nFailures:\n\n");
-        for f in failures.iter().take(100) {
-            s.push_str(&format!("- `{f}`\n"));
+        for note in shown(&records, 100, &mut |line| s.push_str(&format!("- `{line}`\n"))) {
+            s.push_str(&format!("- {note}\n"));
         }
     }
     let reasons = not_gradable_reasons(grades);
@@ -1344,8 +1674,7 @@ pub fn markdown(grades: &[FileGrade], o: &Options) -> String {
 }
 
 /// `cargo xtask grade`.
-pub fn main(root: &Path, args: &[String]) -> Result<(), String> {
-    let o = Options::parse(args)?;
+pub fn main(root: &Path, o: Options) -> Result<(), String> {
     let tree = root.join("ops-conformance");
     let start = Instant::now();
     let grades = grade(&tree, &o)?;

@@ -53,46 +53,11 @@ pub fn run(cmd: &mut Command, what: &str) -> Result<(), String> {
     }
 }
 
-/// The options of the commands that run the checker's faults (`mutants`, `faults`).
+/// The options of the commands that run the checker's faults (`mutants`, `faults`), their names
+/// checked by the command line (`main.rs`).
 pub struct FaultOptions {
-    /// `--only a,b`: the faults to run (all when empty), each one of the command's.
+    /// `--only a,b`: the faults to run (all when empty).
     pub only: Vec<String>,
     /// `--jobs N`: faults at a time (default 2).
     pub jobs: usize,
-    /// The command's own flags that were given.
-    pub flags: Vec<String>,
-}
-
-/// Reads `--only`, `--jobs` and the command's `flags`; `--only` names must be among `names`, the
-/// faults of `table` (for the message).
-pub fn fault_options(
-    command: &str,
-    args: &[String],
-    names: &[&str],
-    table: &str,
-    flags: &[&str],
-) -> Result<FaultOptions, String> {
-    let mut o = FaultOptions {
-        only: vec![],
-        jobs: 2,
-        flags: vec![],
-    };
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--only" => o
-                .only
-                .extend(it.next().ok_or("--only needs a value")?.split(',').map(String::from)),
-            "--jobs" => {
-                let v = it.next().ok_or("--jobs needs a value")?;
-                o.jobs = v.parse().ok().filter(|&n| n >= 1).ok_or(format!("--jobs: {v:?}"))?;
-            }
-            flag if flags.contains(&flag) => o.flags.push(a.clone()),
-            other => return Err(format!("{command}: unknown argument {other:?}")),
-        }
-    }
-    if let Some(bad) = o.only.iter().find(|n| !names.contains(&n.as_str())) {
-        return Err(format!("--only: {bad:?} is not in {table}"));
-    }
-    Ok(o)
 }

@@ -24,31 +24,165 @@ mod faults;
 mod fuzz_diff;
 mod mutants;
 
-use xtask::{build, check, run};
+use xtask::check::Tier;
+use xtask::{FaultOptions, build, run};
 
+use clap::{Args, Parser, Subcommand};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::time::Instant;
 
+/// The project's own commands: regenerate and check the tree, grade an implementation, fuzz,
+/// audit and measure.
+#[derive(Parser)]
+#[command(name = "cargo xtask", bin_name = "cargo xtask")]
+struct Cli {
+    #[command(subcommand)]
+    command: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Rebuild ops-conformance/ from corpus/ (`wai-generate regen`).
+    Regen {
+        /// The tier to rewrite: small, scale or all.
+        #[arg(long, value_name = "TIER", value_parser = ["small", "scale", "all"])]
+        tier: Option<String>,
+        /// Only these corpus stems, a comma list (passed to `wai-generate regen --only`).
+        #[arg(long, value_name = "STEMS")]
+        only: Option<String>,
+    },
+    /// Every coverage item of §14.1/§14.2 with its vectors; fails on a gap
+    /// (`wai-generate coverage`, e.g. `--quiet`, `--only OPS`, `--tier T`).
+    Coverage {
+        /// Passed to `wai-generate coverage` as written.
+        #[arg(value_name = "ARGS", trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// The byte-identity gate: regenerate into a temporary tree and compare; refill every committed
+    /// file with the independent checker and compare.
+    Check {
+        /// The tier to check: small, scale or all.
+        #[arg(long, value_name = "TIER", default_value = "all", value_parser = tier())]
+        tier: Tier,
+    },
+    /// Random graphs through the oracle and the checker; a disagreement becomes a corpus case.
+    FuzzDiff {
+        /// How many graphs.
+        #[arg(long, value_name = "N", default_value_t = 100_000)]
+        cases: u64,
+        /// The first seed.
+        #[arg(long, value_name = "S", default_value_t = 0)]
+        start: u64,
+    },
+    /// Write the fuzz targets' seed corpora (fuzz/corpus/) from the committed tree.
+    FuzzSeeds,
+    /// One fuzz target under libFuzzer with docs/fuzzing.md's limits (nightly + cargo-fuzz).
+    Fuzz {
+        /// The fuzz target.
+        #[arg(value_parser = xtask::fuzzing::TARGETS)]
+        target: String,
+        /// How long to fuzz.
+        #[arg(long, value_name = "N", default_value_t = 600)]
+        seconds: u64,
+    },
+    /// Speed, measured and reported, written to docs/bench.md.
+    Bench {
+        /// Runs of each measurement.
+        #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..))]
+        runs: u64,
+    },
+    /// The mutation audit: every fault of the checker's catalogue over the whole tree; writes
+    /// docs/mutation-audit.md.
+    Mutants {
+        #[command(flatten)]
+        faults: MutantArgs,
+        /// Run each fault over every file (by default a fault stops at the first file that kills it).
+        #[arg(long)]
+        all: bool,
+    },
+    /// The checker's implementation faults over both tiers: which catches each; writes the table
+    /// of docs/scale.md.
+    Faults {
+        #[command(flatten)]
+        faults: FaultArgs,
+    },
+    /// What changed in ops-conformance/ since a git revision, record by record.
+    Diff {
+        /// A git revision: HEAD, main, a commit.
+        rev: String,
+    },
+    /// Grade a third-party `fill` against the committed tree, with verdicts per profile
+    /// (docs/protocol.md, "Grading").
+    Grade(xtask::grade::GradeArgs),
+}
+
+/// `mutants`' `--only` and `--jobs`.
+#[derive(Args)]
+struct MutantArgs {
+    /// Only these faults of the catalogue, a comma list, repeatable.
+    #[arg(long, value_name = "NAMES", value_delimiter = ',', value_parser = catalogue_name)]
+    only: Vec<String>,
+    /// Faults run at a time.
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..))]
+    jobs: u64,
+}
+
+/// `faults`' `--only` and `--jobs`.
+#[derive(Args)]
+struct FaultArgs {
+    /// Only these implementation faults, a comma list, repeatable.
+    #[arg(long, value_name = "NAMES", value_delimiter = ',', value_parser = fault_name)]
+    only: Vec<String>,
+    /// Faults run at a time.
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..))]
+    jobs: u64,
+}
+
+use wai_checker::mutants::{CATALOGUE, FAULTS};
+
+fn catalogue_name(s: &str) -> Result<String, String> {
+    let known = CATALOGUE.iter().any(|m| m.name == s);
+    known
+        .then(|| s.to_string())
+        .ok_or(format!("{s:?} is not in the catalogue"))
+}
+
+fn fault_name(s: &str) -> Result<String, String> {
+    let known = FAULTS.iter().any(|f| f.name == s);
+    known
+        .then(|| s.to_string())
+        .ok_or(format!("{s:?} is not in the implementation faults"))
+}
+
+/// `--tier small|scale|all`.
+fn tier() -> impl clap::builder::TypedValueParser<Value = Tier> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(["small", "scale", "all"]).map(|t| Tier::parse(&t).unwrap_or(Tier::All))
+}
+
+fn fault_options(only: Vec<String>, jobs: u64) -> FaultOptions {
+    FaultOptions {
+        only,
+        jobs: usize::try_from(jobs).unwrap_or(usize::MAX),
+    }
+}
+
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let cli = Cli::parse();
     let root = workspace_root();
-    let result = match args.first().map(String::as_str) {
-        Some("regen") => regen(&root, &args[1..]),
-        Some("coverage") => coverage(&root, &args[1..]),
-        Some("check") => check::run(&root, &args[1..]),
-        Some("fuzz-diff") => fuzz_diff::run(&root, &args[1..]),
-        Some("bench") => bench::main(&root, &args[1..]),
-        Some("grade") => xtask::grade::main(&root, &args[1..]),
-        Some("diff") => diff::run(&root, &args[1..]),
-        Some("fuzz-seeds") => fuzz_seeds(&root),
-        Some("fuzz") => fuzz(&root, &args[1..]),
-        Some("mutants") => mutants::main(&root, &args[1..]),
-        Some("faults") => faults::main(&root, &args[1..]),
-        _ => Err(
-            "usage: cargo xtask <regen [--tier T] [--only STEMS] | coverage [--quiet] [--only OPS] | check [--tier small|scale|all] | fuzz-diff [--cases N] [--start S] | fuzz-seeds | fuzz TARGET [--seconds N] | bench [--runs N] | mutants [--only NAMES] [--jobs N] [--all] | faults [--only NAMES] [--jobs N] | diff REV | grade --impl CMD [--suite S] [--only F] [--profile P] [--include-provisional] [--strict] [--timeout SECS] [--json FILE] [--markdown FILE]>"
-                .to_string(),
-        ),
+    let result = match cli.command {
+        Cmd::Regen { tier, only } => regen(&root, tier, only),
+        Cmd::Coverage { args } => coverage(&root, &args),
+        Cmd::Check { tier } => xtask::check::run(&root, tier),
+        Cmd::FuzzDiff { cases, start } => fuzz_diff::run(&root, cases, start),
+        Cmd::Bench { runs } => bench::main(&root, usize::try_from(runs).unwrap_or(usize::MAX)),
+        Cmd::Grade(args) => xtask::grade::main(&root, args.into()),
+        Cmd::Diff { rev } => diff::run(&root, &rev),
+        Cmd::FuzzSeeds => fuzz_seeds(&root),
+        Cmd::Fuzz { target, seconds } => fuzz(&root, &target, seconds),
+        Cmd::Mutants { faults, all } => mutants::main(&root, fault_options(faults.only, faults.jobs), all),
+        Cmd::Faults { faults } => faults::main(&root, fault_options(faults.only, faults.jobs)),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -67,7 +201,14 @@ fn workspace_root() -> PathBuf {
 }
 
 /// `regen [--tier small|scale|all] [--only STEMS]`: the options pass to `wai-generate regen`.
-fn regen(root: &Path, args: &[String]) -> Result<(), String> {
+fn regen(root: &Path, tier: Option<String>, only: Option<String>) -> Result<(), String> {
+    let mut args = Vec::new();
+    if let Some(t) = tier {
+        args.extend(["--tier".to_string(), t]);
+    }
+    if let Some(o) = only {
+        args.extend(["--only".to_string(), o]);
+    }
     let bin = build(root, &[("wai-oracle", "wai-generate")])?;
     let start = Instant::now();
     run(
@@ -101,18 +242,8 @@ fn fuzz_seeds(root: &Path) -> Result<(), String> {
 
 /// `cargo xtask fuzz TARGET [--seconds N]`: seeds the corpus from the tree if it is empty, then
 /// runs the target under `cargo +nightly fuzz` with the limits docs/fuzzing.md states.
-fn fuzz(root: &Path, args: &[String]) -> Result<(), String> {
-    use xtask::fuzzing::{TARGETS, max_len};
-    let target = args.first().filter(|t| TARGETS.contains(&t.as_str())).ok_or_else(|| {
-        format!(
-            "cargo xtask fuzz TARGET [--seconds N]: TARGET is one of {}",
-            TARGETS.join(", ")
-        )
-    })?;
-    let seconds: u64 = match args.iter().position(|a| a == "--seconds") {
-        Some(i) => args.get(i + 1).and_then(|n| n.parse().ok()).ok_or("--seconds N")?,
-        None => 600,
-    };
+fn fuzz(root: &Path, target: &str, seconds: u64) -> Result<(), String> {
+    use xtask::fuzzing::max_len;
     let corpus = root.join("fuzz/corpus").join(target);
     if std::fs::read_dir(&corpus).map_or(true, |mut d| d.next().is_none()) {
         fuzz_seeds(root)?;

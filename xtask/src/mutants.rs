@@ -21,9 +21,9 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::time::{Duration, Instant};
 use wai_checker::mutants::{CATALOGUE, Expect, Mutant};
+use xtask::FaultOptions;
 use xtask::check::certificate_sets;
 use xtask::grade::{self, Ending, FileGrade, Options, Outcome, SUITES};
-use xtask::{FaultOptions, fault_options};
 
 /// What one fault did to the tree.
 struct Run {
@@ -62,10 +62,7 @@ impl Verdict {
     }
 }
 
-pub fn main(root: &Path, args: &[String]) -> Result<(), String> {
-    let names: Vec<&str> = CATALOGUE.iter().map(|m| m.name).collect();
-    let FaultOptions { only, jobs, flags } = fault_options("mutants", args, &names, "the catalogue", &["--all"])?;
-    let all = !flags.is_empty();
+pub fn main(root: &Path, FaultOptions { only, jobs }: FaultOptions, all: bool) -> Result<(), String> {
     let bin = xtask::mutant_checker(root)?;
     let tree = root.join("ops-conformance");
     let start = Instant::now();

@@ -42,6 +42,7 @@ fn file_grade(records: Vec<grade::Graded>) -> FileGrade {
         },
         records,
         ending: Ending::Exited(0),
+        stderr: vec![],
     }
 }
 
