@@ -57,6 +57,23 @@ pub struct Options {
     pub strict: bool,
 }
 
+impl Options {
+    /// The options `cargo xtask grade --impl IMPLEMENTATION` takes with no other flag.
+    pub fn new(implementation: &str) -> Options {
+        Options {
+            implementation: implementation.into(),
+            suites: vec![],
+            only: vec![],
+            profile: None,
+            include_provisional: false,
+            timeout: Duration::from_secs(60),
+            json: None,
+            markdown: None,
+            strict: false,
+        }
+    }
+}
+
 /// `cargo xtask grade`'s command line (clap): the raw flags, checked as they are parsed; [`Options`]
 /// is what they select.
 #[derive(clap::Args, Clone, Debug)]

@@ -32,15 +32,9 @@ fn checker(mutants: bool) -> PathBuf {
 
 fn options(implementation: String, suites: &[&str], timeout: f64) -> Options {
     Options {
-        implementation,
         suites: suites.iter().map(|s| s.to_string()).collect(),
-        only: vec![],
-        profile: None,
-        include_provisional: false,
         timeout: Duration::from_secs_f64(timeout),
-        json: None,
-        markdown: None,
-        strict: false,
+        ..Options::new(&implementation)
     }
 }
 

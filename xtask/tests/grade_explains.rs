@@ -16,15 +16,9 @@ fn root() -> PathBuf {
 
 fn options(implementation: &str) -> Options {
     Options {
-        implementation: implementation.into(),
         suites: vec!["stage".into()],
         only: vec!["coded".into()],
-        profile: None,
-        include_provisional: false,
-        timeout: Duration::from_secs(60),
-        json: None,
-        markdown: None,
-        strict: false,
+        ..Options::new(implementation)
     }
 }
 

@@ -31,15 +31,10 @@ fn fill() -> String {
 /// The scale suite, `only` its smallest files.
 fn options(implementation: String, only: &[&str]) -> Options {
     Options {
-        implementation,
         suites: vec![grade::SCALE.into()],
         only: only.iter().map(|s| s.to_string()).collect(),
-        profile: None,
-        include_provisional: false,
         timeout: Duration::from_secs(120),
-        json: None,
-        markdown: None,
-        strict: false,
+        ..Options::new(&implementation)
     }
 }
 

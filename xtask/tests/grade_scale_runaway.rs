@@ -29,15 +29,9 @@ fn an_endless_answer_line_is_cut_at_its_allowance() {
         .find(|r| r["id"] == "apply-c-1")
         .unwrap();
     let o = Options {
-        implementation: "yes | tr -d '\\n'".into(),
         suites: vec![grade::SCALE.into()],
-        only: vec![],
-        profile: None,
-        include_provisional: false,
         timeout: Duration::from_secs(1),
-        json: None,
-        markdown: None,
-        strict: false,
+        ..Options::new("yes | tr -d '\\n'")
     };
     // Reset the peak to what is resident now.
     std::fs::write("/proc/self/clear_refs", "5").unwrap();

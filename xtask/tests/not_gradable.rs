@@ -4,7 +4,6 @@
 
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 use xtask::grade::{self, Ending, FileGrade, GradedFile, Options, Outcome};
 
 fn root() -> PathBuf {
@@ -13,15 +12,9 @@ fn root() -> PathBuf {
 
 fn options(implementation: &str, only: &[&str]) -> Options {
     Options {
-        implementation: implementation.into(),
         suites: vec!["vectors".into()],
         only: only.iter().map(|s| s.to_string()).collect(),
-        profile: None,
-        include_provisional: false,
-        timeout: Duration::from_secs(60),
-        json: None,
-        markdown: None,
-        strict: false,
+        ..Options::new(implementation)
     }
 }
 
