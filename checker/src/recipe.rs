@@ -4,15 +4,16 @@
 //!
 //! A recipe's elements are computed from their indices alone, in `u64`/`u128` wrapping arithmetic
 //! as the doc's formula has it, and only while a decode runs: a record keeps its recipes, never
-//! their elements. The grader's side is [`expand`] (a scale request written out as a graph
-//! vector), [`digest_form`] and [`compact`] (a written-out output in the record's form).
+//! their elements. The grader's side is [`write_expanded`] (a scale request written out as a graph
+//! vector, element by element) and [`compact_data`] and [`echoes_data`] (a written-out answer's
+//! `data` arrays, read as the line holds them).
 
 use crate::canon::{self, J};
 use crate::request::{Bad, array, at, bad, int_str, members, shape, string};
 use crate::run::Given;
 use crate::stage::dec::Dec;
 use ethnum::I256;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::fmt::{Display, Write as _};
 
@@ -132,14 +133,6 @@ impl RecipeTensor {
             shape: self.shape,
             data: (0..self.elements()).map(|i| self.recipe.value(i)).collect(),
         }
-    }
-
-    /// The tensor written out, `{"data", "shape"}` (docs/protocol.md, graph vectors).
-    pub fn written(&self) -> Value {
-        let data = (0..self.elements())
-            .map(|i| Value::String(self.recipe.text(i)))
-            .collect();
-        object(vec![("data", Value::Array(data)), ("shape", shape_value(self.shape))])
     }
 
     /// The echo of a filled record: the recipe itself, canonical.
@@ -347,7 +340,8 @@ pub fn echoes_data(recipe: &RecipeTensor, data: &[u8]) -> bool {
     n == recipe.elements()
 }
 
-/// Writes a scale request's expansion ([`expand`]) as one line, each recipe's elements written as
+/// Writes a scale request's expansion (the graph-vector request it stands for: recipes written
+/// out, computed fields dropped) as one line, each recipe's elements written as
 /// they are computed: the written-out request is never held. A record that does not expand is an
 /// `InvalidData` error; any other error is the writer's.
 pub fn write_expanded(request: &Value, w: &mut dyn std::io::Write) -> std::io::Result<()> {
@@ -384,82 +378,12 @@ pub fn write_expanded(request: &Value, w: &mut dyn std::io::Write) -> std::io::R
     writeln!(w, "],\"graph\":{graph},\"id\":{id}}}")
 }
 
-/// The digest form of an output tensor (`data` in CHW order, `C·H·W` elements), as JSON.
-pub fn digest_form<T: Display>(shape: [u64; 3], data: &[T]) -> Value {
-    value(digest_j(shape, data))
-}
-
-/// The digest form of a written-out output tensor `{"data", "shape"}`, for comparing an answer.
-pub fn compact(tensor: &Value) -> Result<Value, String> {
-    let m = members(tensor, "tensor", &["data", "shape"], &[])?;
-    let shape = shape(&m["shape"], "tensor.shape")?;
-    let data = array(&m["data"], "tensor.data")?;
-    let n = shape.iter().try_fold(1u128, |n, &d| n.checked_mul(u128::from(d)));
-    if n != Some(data.len() as u128) {
-        return bad("tensor.data", &format!("holds {} elements, not C·H·W", data.len()));
-    }
-    let elems = data
-        .iter()
-        .enumerate()
-        .map(|(i, d)| int_str(d, &format!("tensor.data[{i}]")))
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(digest_form(shape, &elems))
-}
-
-/// A scale request as the graph-vector request it stands for: recipes written out, computed fields dropped.
-pub fn expand(request: &Value) -> Result<Value, String> {
-    let m = members(request, "", &["decodes", "graph", "id"], &["load", "profiles"])?;
-    let scale = is_scale(request);
-    let decodes = array(&m["decodes"], "decodes")?
-        .iter()
-        .enumerate()
-        .map(|(i, d)| expand_decode(d, &format!("decodes[{i}]"), scale))
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(object(vec![
-        ("decodes", Value::Array(decodes)),
-        ("graph", m["graph"].clone()),
-        ("id", m["id"].clone()),
-    ]))
-}
-
-/// One decode of [`expand`]; in a record with no recipe (a refused load's `decodes: []`, or a
-/// graph vector) the tensors stay as they are.
-fn expand_decode(d: &Value, field: &str, scale: bool) -> Result<Value, Bad> {
-    let m = members(d, field, &["inputs", "scalars"], &["expect"])?;
-    let inputs_field = at(field, "inputs");
-    let inputs = array(&m["inputs"], &inputs_field)?
-        .iter()
-        .enumerate()
-        .map(|(k, t)| {
-            if scale {
-                read_input(t, &format!("{inputs_field}[{k}]")).map(|r| r.written())
-            } else {
-                Ok(t.clone())
-            }
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(object(vec![
-        ("inputs", Value::Array(inputs)),
-        ("scalars", m["scalars"].clone()),
-    ]))
-}
-
 fn shape_j(shape: [u64; 3]) -> J {
     J::Arr(shape.iter().map(J::int).collect())
 }
 
 fn shape_value(shape: [u64; 3]) -> Value {
     Value::Array(shape.iter().map(|d| Value::String(d.to_string())).collect())
-}
-
-/// A JSON object; members are added in the order given, which callers keep ascending.
-fn object(members: Vec<(&str, Value)>) -> Value {
-    Value::Object(
-        members
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect::<Map<_, _>>(),
-    )
 }
 
 /// A canonical value as JSON.
