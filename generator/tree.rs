@@ -170,19 +170,21 @@ fn build_one(src: &Source, c: &Case) -> Result<String, String> {
 /// Regenerates one tier of the tree (or both) under `out` from `corpus`; with `only`, just the
 /// scale files of those stems (the rest of `out/scale/` is kept and its manifest rewritten).
 pub fn regen(corpus: &Path, out: &Path, tier: Tier, only: &[String]) -> Result<(), String> {
-    let sources: Vec<Source> = sources(corpus)?
+    let all = sources(corpus)?;
+    let scale_targets: Vec<String> = all
+        .iter()
+        .map(|s| s.target.clone())
+        .filter(|t| t.starts_with(SCALE))
+        .collect();
+    let sources: Vec<Source> = all
         .into_iter()
         .filter(|s| {
-            let scale = s.target.starts_with(SCALE);
             let stem = Path::new(&s.target)
                 .file_stem()
                 .and_then(|x| x.to_str())
                 .unwrap_or_default();
-            if scale {
-                tier.has_scale() && (only.is_empty() || only.iter().any(|o| o == stem))
-            } else {
-                tier.has_small()
-            }
+            let chosen = only.is_empty() || only.iter().any(|o| o == stem);
+            tier.holds(&s.target) && (chosen || !s.target.starts_with(SCALE))
         })
         .collect();
     let done = AtomicUsize::new(0);
@@ -212,7 +214,7 @@ pub fn regen(corpus: &Path, out: &Path, tier: Tier, only: &[String]) -> Result<(
         write_small(out, small)?;
     }
     if tier.has_scale() {
-        write_scale(out, scale, only.is_empty())?;
+        write_scale(out, scale, &scale_targets, only.is_empty())?;
     }
     Ok(())
 }
@@ -238,8 +240,9 @@ fn write_small(out: &Path, mut files: Vec<(String, Vec<u8>)>) -> Result<(), Stri
 }
 
 /// Writes the scale tier's `files` under `out/scale/` (replacing the folder when `whole`), then
-/// its manifest over every file the folder holds.
-fn write_scale(out: &Path, files: Vec<(String, Vec<u8>)>, whole: bool) -> Result<(), String> {
+/// its manifest over every file the corpus makes there (`targets`, sorted), those not rebuilt read
+/// back from `out`.
+fn write_scale(out: &Path, files: Vec<(String, Vec<u8>)>, targets: &[String], whole: bool) -> Result<(), String> {
     let dir = out.join(SCALE);
     if whole && dir.exists() {
         std::fs::remove_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
@@ -247,11 +250,11 @@ fn write_scale(out: &Path, files: Vec<(String, Vec<u8>)>, whole: bool) -> Result
     write_files(out, &files)?;
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let mut all = Vec::new();
-    for name in list(&dir) {
-        let text = std::fs::read(dir.join(&name)).map_err(|e| format!("{name}: {e}"))?;
-        all.push((format!("{SCALE}/{name}"), text));
+    for target in targets {
+        let text = std::fs::read(out.join(target))
+            .map_err(|e| format!("{target}: {e} (regenerate the whole tier: regen --tier scale)"))?;
+        all.push((target.clone(), text));
     }
-    all.retain(|f| !f.0.ends_with("MANIFEST.sha256"));
     write_manifest(out, &all, &format!("{SCALE}/MANIFEST.sha256"))
 }
 
@@ -273,22 +276,4 @@ fn write_manifest(out: &Path, files: &[(String, Vec<u8>)], name: &str) -> Result
         .map(|(target, text)| format!("{}  {target}\n", hex::encode(Sha256::digest(text))))
         .collect();
     std::fs::write(out.join(name), manifest).map_err(|e| format!("{name}: {e}"))
-}
-
-/// Every file under `dir`, relative to it with `/` separators, sorted.
-fn list(dir: &Path) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if let Ok(rel) = p.strip_prefix(dir) {
-                out.push(rel.to_string_lossy().replace('\\', "/"));
-            }
-        }
-    }
-    out.sort();
-    out
 }
