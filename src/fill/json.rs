@@ -75,15 +75,7 @@ pub fn hex_bytes(v: &Value, path: &str) -> Result<Vec<u8>, Fail> {
 pub fn tensor(v: &Value, path: &str) -> Result<Tensor, Fail> {
     let o = object(v, path)?;
     only(o, &["data", "shape"], path)?;
-    let shape_path = join(path, "shape");
-    let dims = integers(member(o, "shape", path)?, &shape_path)?;
-    let dim = |i: usize| -> Result<u64, Fail> {
-        u64::try_from(&dims[i]).map_err(|_| format!("{shape_path}[{i}]: not in 0..2^64"))
-    };
-    if dims.len() != 3 {
-        return Err(format!("{shape_path}: {} dimensions, not 3", dims.len()));
-    }
-    let shape = Shape::new(dim(0)?, dim(1)?, dim(2)?);
+    let shape = shape(member(o, "shape", path)?, &join(path, "shape"))?;
     let data_path = join(path, "data");
     let data = integers(member(o, "data", path)?, &data_path)?;
     let want = BigInt::from(shape.c) * shape.h * shape.w;
@@ -96,10 +88,25 @@ pub fn tensor(v: &Value, path: &str) -> Result<Tensor, Fail> {
     Ok(Tensor { shape, data })
 }
 
+/// A shape `[C, H, W]`: three dimensions, each in `0..2^64`.
+pub fn shape(v: &Value, path: &str) -> Result<Shape, Fail> {
+    let dims = integers(v, path)?;
+    if dims.len() != 3 {
+        return Err(format!("{path}: {} dimensions, not 3", dims.len()));
+    }
+    let dim = |i: usize| u64::try_from(&dims[i]).map_err(|_| format!("{path}[{i}]: not in 0..2^64"));
+    Ok(Shape::new(dim(0)?, dim(1)?, dim(2)?))
+}
+
+/// A shape as its canonical JSON value.
+pub fn shape_value(s: Shape) -> Value {
+    json!([canon::int(s.c), canon::int(s.h), canon::int(s.w)])
+}
+
 /// A tensor as its canonical JSON value.
 pub fn tensor_value(t: &Tensor) -> Value {
     json!({
         "data": t.data.iter().map(|v| canon::int(v.clone())).collect::<Vec<_>>(),
-        "shape": [canon::int(t.shape.c), canon::int(t.shape.h), canon::int(t.shape.w)],
+        "shape": shape_value(t.shape),
     })
 }

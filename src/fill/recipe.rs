@@ -100,19 +100,6 @@ pub fn read(v: &Value, path: &str) -> Result<Recipe, Fail> {
     })
 }
 
-fn shape(v: &Value, path: &str) -> Result<Shape, Fail> {
-    let dims = integers(v, path)?;
-    if dims.len() != 3 {
-        return Err(format!("{path}: {} dimensions, not 3", dims.len()));
-    }
-    let dim = |i: usize| u64::try_from(&dims[i]).map_err(|_| format!("{path}[{i}]: not in 0..2^64"));
-    Ok(Shape::new(dim(0)?, dim(1)?, dim(2)?))
-}
-
-fn shape_value(s: Shape) -> Value {
-    json!([canon::int(s.c), canon::int(s.h), canon::int(s.w)])
-}
-
 /// An output as the scale tier writes it: its shape, the SHA-256 of its canonical data array,
 /// and each channel's corners `(0, 0)`, `(0, W−1)`, `(H−1, 0)`, `(H−1, W−1)`, each position once.
 pub fn digest(t: &Tensor) -> Value {
