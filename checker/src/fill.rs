@@ -12,7 +12,7 @@ use crate::whg1::Kind;
 use serde_json::Value;
 
 /// A decode's data inputs as the request gives them.
-enum Inputs {
+pub(crate) enum Inputs {
     /// Written out: the tensors, and each one's element strings for the echo.
     Written(Vec<Given>, Vec<Vec<String>>),
     /// Recipes (docs/protocol.md, the scale tier): their elements exist only while the decode runs.
@@ -35,19 +35,19 @@ impl Inputs {
     }
 }
 
-struct ReqDecode {
-    inputs: Inputs,
-    scalars: Vec<i128>,
+pub(crate) struct ReqDecode {
+    pub(crate) inputs: Inputs,
+    pub(crate) scalars: Vec<i128>,
     raw_scalars: Vec<String>,
 }
 
-struct Request {
+pub(crate) struct Request {
     id: String,
     graph_hex: String,
-    graph: Vec<u8>,
+    pub(crate) graph: Vec<u8>,
     /// A scale record: its outputs are written as digests (docs/protocol.md, the scale tier).
     scale: bool,
-    decodes: Vec<ReqDecode>,
+    pub(crate) decodes: Vec<ReqDecode>,
 }
 
 /// A written-out tensor, and its elements' canonical strings.
@@ -92,7 +92,7 @@ fn inputs(v: &Value, field: &str, scale: bool) -> Result<Inputs, Bad> {
     Ok(Inputs::Written(ts, raw))
 }
 
-fn parse(v: &Value) -> Result<Request, Bad> {
+pub(crate) fn parse(v: &Value) -> Result<Request, Bad> {
     let m = members(v, "", &["decodes", "graph", "id"], &["load", "profiles"])?;
     let id = match m["id"].as_str() {
         Some(s) if canon::printable(s) => s.to_string(),

@@ -56,6 +56,7 @@ pub mod canon;
 pub mod certify;
 pub mod cis2;
 pub mod dequant;
+pub mod explain;
 pub mod fill;
 pub mod load;
 pub mod lower;

@@ -32,9 +32,15 @@ pub struct Checked {
     pub pass: Pass,
 }
 
-/// Steps 1–7, then the bounds pass of step 8 (its own refusals: an empty `check` range, a `lut16`
-/// range). The profile is not checked here.
-pub fn check(bytes: &[u8]) -> Result<Checked, Code> {
+/// A graph that passed steps 1–7: read, and planned on its declared sizes when it declares them.
+pub struct Planned {
+    pub graph: Graph,
+    pub shapes: Option<Vec<Option<Shape>>>,
+}
+
+/// Steps 1–7: everything up to the bounds pass. What an operator implementation owes of a load
+/// when a certifier supplies step 8 (docs/assumptions.md G1).
+pub fn planned(bytes: &[u8]) -> Result<Planned, Code> {
     // Steps 1–6.
     let graph = whg1::read(bytes).map_err(|_| Code::ModelMismatch)?;
     // Step 7 (docs/assumptions.md A1): channel counts for all operators, then the operators that
@@ -57,6 +63,13 @@ pub fn check(bytes: &[u8]) -> Result<Checked, Code> {
     if late && !plan::channels_plan(&graph) {
         return Err(Code::ModelMismatch);
     }
+    Ok(Planned { graph, shapes })
+}
+
+/// Steps 1–7, then the bounds pass of step 8 (its own refusals: an empty `check` range, a `lut16`
+/// range). The profile is not checked here.
+pub fn check(bytes: &[u8]) -> Result<Checked, Code> {
+    let Planned { graph, shapes } = planned(bytes)?;
     // Step 8: the bounds pass.
     let pass = bounds::pass(&graph, shapes.as_deref()).map_err(|_| Code::ModelMismatch)?;
     Ok(Checked { graph, shapes, pass })

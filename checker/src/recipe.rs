@@ -341,10 +341,11 @@ pub fn echoes_data(recipe: &RecipeTensor, data: &[u8]) -> bool {
 }
 
 /// Writes a scale request's expansion (the graph-vector request it stands for: recipes written
-/// out, computed fields dropped) as one line, each recipe's elements written as
-/// they are computed: the written-out request is never held. A record that does not expand is an
+/// out, computed fields dropped, but `profiles` kept when `with_profiles`, as an operator
+/// implementation is given them) as one line, each recipe's elements written as they are
+/// computed: the written-out request is never held. A record that does not expand is an
 /// `InvalidData` error; any other error is the writer's.
-pub fn write_expanded(request: &Value, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+pub fn write_expanded(request: &Value, with_profiles: bool, w: &mut dyn std::io::Write) -> std::io::Result<()> {
     let invalid = |e: String| std::io::Error::new(std::io::ErrorKind::InvalidData, e);
     let m = members(request, "", &["decodes", "graph", "id"], &["load", "profiles"]).map_err(invalid)?;
     let scale = is_scale(request);
@@ -375,7 +376,11 @@ pub fn write_expanded(request: &Value, w: &mut dyn std::io::Write) -> std::io::R
         write!(w, "],\"scalars\":{}}}", serde_json::to_string(&dm["scalars"])?)?;
     }
     let (graph, id) = (serde_json::to_string(&m["graph"])?, serde_json::to_string(&m["id"])?);
-    writeln!(w, "],\"graph\":{graph},\"id\":{id}}}")
+    write!(w, "],\"graph\":{graph},\"id\":{id}")?;
+    match m.get("profiles") {
+        Some(p) if with_profiles => writeln!(w, ",\"profiles\":{}}}", serde_json::to_string(p)?),
+        _ => writeln!(w, "}}"),
+    }
 }
 
 fn shape_j(shape: [u64; 3]) -> J {

@@ -31,7 +31,7 @@ fn elements(seed: &str, lo: &str, hi: &str, n: u64) -> Vec<String> {
 /// A request's expansion (`recipe::write_expanded`), parsed; its error as the grader reads it.
 fn expand(request: &Value) -> Result<Value, String> {
     let mut line = Vec::new();
-    recipe::write_expanded(request, &mut line).map_err(|e| e.to_string())?;
+    recipe::write_expanded(request, false, &mut line).map_err(|e| e.to_string())?;
     Ok(serde_json::from_slice(&line).unwrap())
 }
 
@@ -482,7 +482,7 @@ fn write_expanded_writes_expand_as_one_line() {
         "graph": "00", "id": "a\"b", "load": "ok", "profiles": ["acc64"],
     });
     let mut line = Vec::new();
-    recipe::write_expanded(&request, &mut line).unwrap();
+    recipe::write_expanded(&request, false, &mut line).unwrap();
     // One canonical line: what serde_json writes of it, members sorted, no whitespace.
     let expanded: Value = serde_json::from_slice(&line).unwrap();
     assert_eq!(String::from_utf8(line).unwrap(), format!("{expanded}\n"));
@@ -492,7 +492,7 @@ fn write_expanded_writes_expand_as_one_line() {
     );
     // A record that does not expand is InvalidData, not a writer's error.
     let bad = json!({ "decodes": [{ "inputs": [{ "recipe": {}, "shape": ["1", "1", "1"] }], "scalars": [] }], "graph": "", "id": "x" });
-    let e = recipe::write_expanded(&bad, &mut Vec::new()).unwrap_err();
+    let e = recipe::write_expanded(&bad, false, &mut Vec::new()).unwrap_err();
     assert_eq!(e.kind(), std::io::ErrorKind::InvalidData);
 }
 

@@ -1,7 +1,7 @@
 //! The requantisation epilogue `rq` (§5.1).
 
 use super::{E, ck};
-use crate::num::r_round;
+use crate::num::{Round, r_round};
 use crate::whg1::Rq;
 
 /// `rq_o(v)`: `t = v + pre`, `p = t·mult`, `q = R_round(p, shift)`, `y = q + post`.
@@ -26,7 +26,47 @@ pub fn apply(rq: &Rq, o: usize, v: i64) -> E<i64> {
     let p = product(t, rq.mult(o).unwrap_or(1));
     let q = ck(r_round(p, rq.shift(o_shift), rq.round), "rq.q")?;
     let q = ck(i64::try_from(q).ok(), "rq.q")?;
-    ck(q.checked_add(post), "rq.y")
+    let y = ck(q.checked_add(post), "rq.y")?;
+    note(|| Steps {
+        v,
+        t,
+        p,
+        shift: rq.shift(o_shift),
+        round: rq.round,
+        y,
+    });
+    Ok(y)
+}
+
+/// One `rq_o(v)`'s values, kept while [`traced`] runs (the grader's report of a differing element).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Steps {
+    pub v: i64,
+    pub t: i64,
+    pub p: i128,
+    pub shift: u32,
+    pub round: Round,
+    pub y: i64,
+}
+
+thread_local! {
+    static TRACE: std::cell::RefCell<Option<Vec<Steps>>> = const { std::cell::RefCell::new(None) };
+}
+
+fn note(steps: impl FnOnce() -> Steps) {
+    TRACE.with(|t| {
+        if let Some(trace) = t.borrow_mut().as_mut() {
+            trace.push(steps());
+        }
+    });
+}
+
+/// Runs `f`, keeping every `rq` it applies on this thread, in the order applied.
+pub fn traced<R>(f: impl FnOnce() -> R) -> (R, Vec<Steps>) {
+    TRACE.with(|t| *t.borrow_mut() = Some(Vec::new()));
+    let r = f();
+    let steps = TRACE.with(|t| t.borrow_mut().take()).unwrap_or_default();
+    (r, steps)
 }
 
 /// `rq.p = t·mult` (`mult` 1 when absent), exact: `|t·mult| ≤ 2^126`. Under `f32-rq`, as a
