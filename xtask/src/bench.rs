@@ -262,7 +262,8 @@ pub fn main(root: &Path, runs: usize) -> Result<(), String> {
 
     // 3. Fill throughput and the grader's overhead.
     eprintln!("bench: the grader");
-    let options = xtask::grade::Options::parse(&["--impl".into(), "cat".into(), "--suite".into(), "vectors".into()])?;
+    let options =
+        xtask::grade::Options::parse(&["--impl", "cat", "--role", "all", "--suite", "vectors"].map(String::from))?;
     let mut graded = 0;
     let grader = timed(runs, || {
         graded = xtask::grade::grade(&tree, &options)?

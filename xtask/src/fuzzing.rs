@@ -697,6 +697,10 @@ pub fn grade_response(data: &[u8]) -> Result<(), String> {
             .collect();
         (committed, response.get(n + 1..).unwrap_or_default())
     };
+    let committed: Vec<grade::Sent> = committed
+        .into_iter()
+        .map(|c| grade::Sent::new(c, "vectors", grade::Role::All))
+        .collect();
     let graded = grade::grade_lines(&committed, response, ending);
     if graded.len() != committed.len() {
         return Err(format!(
@@ -706,7 +710,7 @@ pub fn grade_response(data: &[u8]) -> Result<(), String> {
         ));
     }
     // The committed lines themselves, as a response, pass.
-    let exact: String = committed.iter().map(|c| format!("{c}\n")).collect();
+    let exact: String = committed.iter().map(|c| format!("{}\n", c.record)).collect();
     let all = grade::grade_lines(&committed, exact.as_bytes(), ending);
     if let Some(g) = all.iter().find(|g| g.outcome != grade::Outcome::Passed) {
         return Err(format!("record {} fails against itself: {:?}", g.id, g.outcome));

@@ -17,6 +17,8 @@
 
 use crate::arrays;
 use crate::check::strip;
+pub use crate::roles::Role;
+use crate::roles::{self, Form, Grading, Target};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, BufWriter, Read, Write};
@@ -28,7 +30,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use wai_checker::recipe;
 
-/// The suites a grade runs when `--suite` is absent, by the tree's folders.
+/// The tree's suites, by their folders (the scale tier's apart).
 pub const SUITES: [&str; 6] = ["vectors", "graphs", "stage", "lowerings", "cis2", "detessdequant"];
 
 /// The scale tier's suite (`scale/`): written out, its requests run to hundreds of megabytes, so it
@@ -46,6 +48,8 @@ pub const PROFILES: [&str; 2] = ["acc32", "acc64"];
 #[derive(Clone, Debug)]
 pub struct Options {
     pub implementation: String,
+    /// The target graded (§1): which records are sent and which of their fields are graded.
+    pub role: Role,
     pub suites: Vec<String>,
     pub only: Vec<String>,
     pub profile: Option<String>,
@@ -62,6 +66,7 @@ impl Options {
     pub fn new(implementation: &str) -> Options {
         Options {
             implementation: implementation.into(),
+            role: Role::Operator,
             suites: vec![],
             only: vec![],
             profile: None,
@@ -83,8 +88,16 @@ pub struct GradeArgs {
     /// made absolute first (`python3 fill.py` → `python3 /abs/fill.py`).
     #[arg(long = "impl", value_name = "COMMAND", value_parser = non_blank)]
     pub implementation: String,
+    /// What the implementation is graded as (integer-operators §1): `operator` computes each
+    /// decode and load steps 1–7, and is given the profiles; `certifier` computes `load`, `profiles`
+    /// and the lowering records; `sink` the lowering records' graphs and load, and the jpegai scale
+    /// path; `all` every field (docs/protocol.md, "Roles").
+    #[arg(long, value_name = "ROLE", value_enum, default_value_t = Role::Operator)]
+    pub role: Role,
     /// The suites to grade, a comma list, repeatable: vectors, graphs, stage, lowerings, cis2,
-    /// detessdequant, scale, or all [default: every suite but scale].
+    /// detessdequant, scale, or all (every suite the role computes something of) [default: the
+    /// role's: operator vectors,graphs,stage; certifier vectors,graphs,lowerings; sink
+    /// graphs,lowerings; all every suite but scale].
     #[arg(long = "suite", value_name = "SUITES", value_delimiter = ',', value_parser = suite_name)]
     pub suites: Vec<String>,
     /// Only these files, a comma list, repeatable: a stem (`conv`), a tree path
@@ -136,14 +149,30 @@ fn seconds(s: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs_f64(secs))
 }
 
-impl From<GradeArgs> for Options {
-    fn from(a: GradeArgs) -> Options {
+impl TryFrom<GradeArgs> for Options {
+    type Error = String;
+
+    /// The options, or why a named suite has nothing the role computes.
+    fn try_from(a: GradeArgs) -> Result<Options, String> {
         let mut suites = a.suites;
         if suites.iter().any(|s| s == "all") {
             suites = SUITES.iter().chain([&SCALE]).map(|s| s.to_string()).collect();
+            suites.retain(|s| a.role.grades_suite(s));
         }
-        Options {
+        if let Some(s) = suites.iter().find(|s| !a.role.grades_suite(s)) {
+            let whose = if s == "stage" {
+                "an operator implementation's (--role operator)"
+            } else {
+                "the certifier's and the sink's (--role certifier or sink)"
+            };
+            return Err(format!(
+                "--suite {s}: --role {} computes nothing of its records; they are {whose}, or use --role all",
+                a.role.name()
+            ));
+        }
+        Ok(Options {
             implementation: a.implementation,
+            role: a.role,
             suites,
             only: a.only,
             profile: a.profile,
@@ -152,7 +181,7 @@ impl From<GradeArgs> for Options {
             json: a.json,
             markdown: a.markdown,
             strict: a.strict,
-        }
+        })
     }
 }
 
@@ -169,15 +198,14 @@ impl Options {
     pub fn parse(args: &[String]) -> Result<Options, String> {
         use clap::Parser;
         GradeCommand::try_parse_from(args)
-            .map(|c| c.args.into())
             .map_err(|e| e.to_string())
+            .and_then(|c| c.args.try_into())
     }
 
-    /// Whether the options select a suite: those named, or without `--suite` every one but the
-    /// scale tier.
+    /// Whether the options select a suite: those named, or without `--suite` the role's.
     pub fn selects(&self, suite: &str) -> bool {
         if self.suites.is_empty() {
-            SUITES.contains(&suite)
+            self.role.default_suites().contains(&suite)
         } else {
             is_suite(suite) && self.suites.iter().any(|s| s == suite)
         }
@@ -702,18 +730,46 @@ fn position(i: usize, dims: &[usize]) -> String {
 #[derive(Clone, Debug)]
 pub struct Graded {
     pub id: String,
-    /// The profiles the committed record is tagged with (graph and per-operator vectors).
-    pub profiles: Vec<String>,
     pub outcome: Outcome,
-    /// Whether the received `load` equals the committed one (graph vectors; for the certifier).
-    pub load_matches: Option<bool>,
+    /// The verdicts the record counts in, each with whether the fields its target computes matched
+    /// (all false when the record failed as a whole: no line, not JSON).
+    pub targets: Vec<(Target, bool)>,
+}
+
+/// A committed record as the grade sends it: its form and how the role grades it.
+#[derive(Clone, Debug)]
+pub struct Sent {
+    pub record: Value,
+    pub form: Form,
+    pub how: Grading,
+}
+
+impl Sent {
+    /// A committed record of `suite` as `role` grades it.
+    pub fn new(record: Value, suite: &str, role: Role) -> Sent {
+        let form = Form::of(suite, &record);
+        let bounds = role == Role::Operator && form == Form::GraphVector && roles::refused_at_bounds(&record);
+        let how = roles::grading(role, form, &record, bounds);
+        Sent { record, form, how }
+    }
+
+    /// The request: the record without its computed fields, with the profiles when they are given.
+    fn request(&self) -> Result<String, String> {
+        let line = strip(format!("{}\n", self.record).as_bytes())?;
+        if !self.how.profiles_given {
+            return String::from_utf8(line).map_err(|e| e.to_string());
+        }
+        let mut r: Value = serde_json::from_slice(&line).map_err(|e| e.to_string())?;
+        r["profiles"] = self.record["profiles"].clone();
+        Ok(format!("{r}\n"))
+    }
 }
 
 /// The most differing fields a failed record reports.
 const LIMIT: usize = 8;
 
 /// Grades one file's responses against its committed records.
-pub fn grade_lines(committed: &[Value], response: &[u8], ending: &Ending) -> Vec<Graded> {
+pub fn grade_lines(committed: &[Sent], response: &[u8], ending: &Ending) -> Vec<Graded> {
     let text = String::from_utf8_lossy(response);
     let mut lines = text.lines();
     committed
@@ -723,20 +779,48 @@ pub fn grade_lines(committed: &[Value], response: &[u8], ending: &Ending) -> Vec
             Some(line) => grade_answer(c, line, |c, r| {
                 let mut d = Vec::new();
                 diff(c, r, "", LIMIT, &mut d);
+                d.iter_mut().for_each(|d| explain(c, d));
                 d
             }),
         })
         .collect()
 }
 
+/// Adds to a differing output element of a one-operator graph vector what feeds it, by the checker
+/// (the input elements at its position, an `rq`'s steps): `… (c, y, x) = (0, 0, 3), fed by inputs[0]
+/// = 5; rq (§5.1): …`.
+fn explain(record: &Value, d: &mut Diff) {
+    let at = |s: &str, prefix: &str| -> Option<(usize, String)> {
+        let (n, rest) = s.strip_prefix(prefix)?.split_once(']')?;
+        Some((n.parse().ok()?, rest.to_string()))
+    };
+    let element = at(&d.path, "decodes[").and_then(|(decode, rest)| {
+        let (output, rest) = at(&rest, ".expect.outputs[")?;
+        let (index, _) = at(&rest, ".data[")?;
+        wai_checker::explain::element(record, decode, output, index)
+    });
+    if let Some(words) = element {
+        d.path = format!("{}, fed by {words}", d.path);
+    }
+}
+
 /// A record with no answer line.
-fn unanswered(c: &Value, ending: &Ending) -> Graded {
-    graded(c, Outcome::Unanswered(ending.why()), c.get("load").map(|_| false))
+fn unanswered(c: &Sent, ending: &Ending) -> Graded {
+    failed_whole(c, Outcome::Unanswered(ending.why()))
+}
+
+/// A record whose answer failed as a whole: failed in every verdict it counts in.
+fn failed_whole(c: &Sent, outcome: Outcome) -> Graded {
+    Graded {
+        id: record_id(&c.record),
+        outcome,
+        targets: c.how.targets.iter().map(|t| (*t, false)).collect(),
+    }
 }
 
 /// Grades one answer line: garbage fails, a decline is not gradable, and a record is compared with
 /// the committed one by `differences`.
-fn grade_answer(c: &Value, line: &str, differences: impl FnOnce(&Value, &Value) -> Vec<Diff>) -> Graded {
+fn grade_answer(c: &Sent, line: &str, differences: impl FnMut(&Value, &Value) -> Vec<Diff>) -> Graded {
     match serde_json::from_str::<Value>(line) {
         Ok(r) => grade_value(c, &r, differences),
         Err(e) => not_json(c, line, e),
@@ -744,7 +828,7 @@ fn grade_answer(c: &Value, line: &str, differences: impl FnOnce(&Value, &Value) 
 }
 
 /// A line that is not JSON: failed, with the line's start.
-fn not_json(c: &Value, line: &str, e: serde_json::Error) -> Graded {
+fn not_json(c: &Sent, line: &str, e: serde_json::Error) -> Graded {
     // Only the line's start is shown, and a scale answer's line may hold a gigabyte.
     let start = Value::String(line.chars().take(120).collect());
     let d = Diff {
@@ -752,41 +836,50 @@ fn not_json(c: &Value, line: &str, e: serde_json::Error) -> Graded {
         committed: "a JSON record".into(),
         received: format!("not JSON ({e}): {}", short(&start)),
     };
-    graded(c, Outcome::Failed(vec![d]), c.get("load").map(|_| false))
+    failed_whole(c, Outcome::Failed(vec![d]))
 }
 
-/// Grades a parsed answer: a decline is not gradable, and a record is compared with the committed
-/// one by `differences`.
-fn grade_value(c: &Value, r: &Value, differences: impl FnOnce(&Value, &Value) -> Vec<Diff>) -> Graded {
-    if let Some(why) = not_supported(r, &record_id(c)) {
-        return graded(c, Outcome::NotGradable(why), None);
+/// Grades a parsed answer: a decline is not gradable; otherwise each target's fields
+/// ([`roles::owned`]) are compared by `differences`, and the record's differences are theirs
+/// together.
+fn grade_value(c: &Sent, r: &Value, mut differences: impl FnMut(&Value, &Value) -> Vec<Diff>) -> Graded {
+    let id = record_id(&c.record);
+    if let Some(why) = not_supported(r, &id) {
+        let targets = c.how.targets.iter().map(|t| (*t, false)).collect();
+        return Graded {
+            id,
+            outcome: Outcome::NotGradable(why),
+            targets,
+        };
     }
-    let load = c.get("load").map(|l| r.get("load") == Some(l));
-    let d = differences(c, r);
-    let outcome = if d.is_empty() {
+    let mut all: Vec<Diff> = Vec::new();
+    let mut targets = Vec::new();
+    // Targets that own the same fields (an operator's two profiles) are compared once.
+    let mut compared: Vec<(Value, bool)> = Vec::new();
+    for &t in &c.how.targets {
+        let mine = roles::owned(t, c.form, &c.record);
+        let ok = match compared.iter().find(|(v, _)| *v == mine) {
+            Some((_, ok)) => *ok,
+            None => {
+                let d = differences(&mine, &roles::owned(t, c.form, r));
+                let ok = d.is_empty();
+                all.extend(d.into_iter().filter(|x| !all.contains(x)).collect::<Vec<_>>());
+                compared.push((mine, ok));
+                ok
+            }
+        };
+        targets.push((t, ok));
+    }
+    let outcome = if all.is_empty() {
         Outcome::Passed
     } else {
-        Outcome::Failed(d)
+        Outcome::Failed(all)
     };
-    graded(c, outcome, load)
+    Graded { id, outcome, targets }
 }
 
 fn record_id(c: &Value) -> String {
     c.get("id").and_then(Value::as_str).unwrap_or("?").to_string()
-}
-
-fn graded(c: &Value, outcome: Outcome, load_matches: Option<bool>) -> Graded {
-    let profiles = c
-        .get("profiles")
-        .and_then(Value::as_array)
-        .map(|p| p.iter().filter_map(Value::as_str).map(String::from).collect())
-        .unwrap_or_default();
-    Graded {
-        id: record_id(c),
-        profiles,
-        outcome,
-        load_matches,
-    }
 }
 
 /// A file's grade.
@@ -797,7 +890,12 @@ pub struct FileGrade {
     pub ending: Ending,
     /// The last lines the implementation wrote to its standard error on this file.
     pub stderr: Vec<String>,
+    /// The records not sent, because the role computes nothing of them.
+    pub withheld: Vec<Withheld>,
 }
+
+/// A record not sent: its id, and why.
+pub type Withheld = (String, String);
 
 impl FileGrade {
     pub fn count(&self, f: impl Fn(&Outcome) -> bool) -> usize {
@@ -810,57 +908,71 @@ pub fn grade(tree: &Path, o: &Options) -> Result<Vec<FileGrade>, String> {
     let mut out = Vec::new();
     for file in select(tree, o) {
         let text = std::fs::read_to_string(tree.join(&file.path)).map_err(|e| format!("{}: {e}", file.path))?;
-        let committed = committed_records(&text, &file, o)?;
-        if committed.is_empty() {
-            continue;
-        }
-        let (records, ending, stderr) = if file.suite == SCALE {
+        let (committed, withheld) = committed_records(&text, &file, o)?;
+        let (records, ending, stderr) = if committed.is_empty() {
+            (vec![], Ending::Exited(0), vec![])
+        } else if file.suite == SCALE {
             grade_scale_capturing(tree, committed, o).map_err(|e| format!("{}: {e}", file.path))?
         } else {
             // Room for the answers: twice the committed bytes, and some.
             grade_written(tree, &committed, 2 * text.len() + (1 << 20), o)?
         };
-        out.push(FileGrade {
-            file,
-            records,
-            ending,
-            stderr,
-        });
+        if !records.is_empty() || !withheld.is_empty() {
+            out.push(FileGrade {
+                file,
+                records,
+                ending,
+                stderr,
+                withheld,
+            });
+        }
     }
     Ok(out)
 }
 
-/// A file's committed records, those of graph vectors only when tagged with `--profile`.
-fn committed_records(text: &str, file: &GradedFile, o: &Options) -> Result<Vec<Value>, String> {
-    let mut committed: Vec<Value> = text
-        .lines()
-        .map(|l| serde_json::from_str(l).map_err(|e| format!("{}: {e}", file.path)))
-        .collect::<Result<_, _>>()?;
-    if let Some(p) = &o.profile
-        && graph_suite(&file.suite)
-    {
-        committed.retain(|c| {
-            c["profiles"]
+/// A file's committed records that the role computes something of (those of graph vectors only
+/// when tagged with `--profile`), and the ids of the others with why they are not sent.
+fn committed_records(text: &str, file: &GradedFile, o: &Options) -> Result<(Vec<Sent>, Vec<Withheld>), String> {
+    let (mut sent, mut withheld) = (Vec::new(), Vec::new());
+    for line in text.lines() {
+        let record: Value = serde_json::from_str(line).map_err(|e| format!("{}: {e}", file.path))?;
+        let form = Form::of(&file.suite, &record);
+        if let Some(p) = &o.profile
+            && form == Form::GraphVector
+            && !record["profiles"]
                 .as_array()
                 .is_some_and(|a| a.iter().any(|x| x == p.as_str()))
-        });
+        {
+            continue;
+        }
+        let c = Sent::new(record, &file.suite, o.role);
+        if c.how.targets.is_empty() {
+            let why = if c.form == Form::GraphVector {
+                "refused at load step 8, the bounds pass: the certifier's (docs/assumptions.md G1)".to_string()
+            } else {
+                format!("{}: not computed under --role {}", c.form.name(), o.role.name())
+            };
+            withheld.push((record_id(&c.record), why));
+        } else {
+            sent.push(c);
+        }
     }
-    Ok(committed)
+    Ok((sent, withheld))
 }
 
 /// Grades a file whose records are written out: every request at once, the answers kept up to `cap`
 /// bytes.
 fn grade_written(
     tree: &Path,
-    committed: &[Value],
+    committed: &[Sent],
     cap: usize,
     o: &Options,
 ) -> Result<(Vec<Graded>, Ending, Vec<String>), String> {
     let requests: Vec<u8> = committed
         .iter()
-        .map(|c| strip(format!("{c}\n").as_bytes()))
-        .collect::<Result<Vec<_>, _>>()?
-        .concat();
+        .map(Sent::request)
+        .collect::<Result<String, _>>()?
+        .into_bytes();
     let (response, ending, stderr) = run_capturing(&o.implementation, tree, requests, o.timeout, cap);
     Ok((grade_lines(committed, &response, &ending), ending, stderr))
 }
@@ -869,14 +981,14 @@ fn grade_written(
 /// hundreds of megabytes, so neither is ever held for more than one record: the writer thread
 /// expands one record's recipes at a time, and the reader thread folds each answer back into the
 /// record's form as its line arrives, compares it, and keeps only its grade.
-pub fn grade_scale(tree: &Path, committed: Vec<Value>, o: &Options) -> Result<(Vec<Graded>, Ending), String> {
+pub fn grade_scale(tree: &Path, committed: Vec<Sent>, o: &Options) -> Result<(Vec<Graded>, Ending), String> {
     grade_scale_capturing(tree, committed, o).map(|(records, ending, _)| (records, ending))
 }
 
 /// [`grade_scale`], with the last lines of the implementation's standard error.
 fn grade_scale_capturing(
     tree: &Path,
-    committed: Vec<Value>,
+    committed: Vec<Sent>,
     o: &Options,
 ) -> Result<(Vec<Graded>, Ending, Vec<String>), String> {
     let timeout = scale_timeout(&committed, o.timeout);
@@ -913,8 +1025,8 @@ const ELEMENTS_PER_TIMEOUT: u64 = 1 << 22;
 
 /// A scale file's timeout: `timeout` once, and once more per [`ELEMENTS_PER_TIMEOUT`] elements of
 /// its records' tensors written out.
-fn scale_timeout(committed: &[Value], timeout: Duration) -> Duration {
-    let elements: u64 = committed.iter().map(written_elements).sum();
+fn scale_timeout(committed: &[Sent], timeout: Duration) -> Duration {
+    let elements: u64 = committed.iter().map(|c| written_elements(&c.record)).sum();
     let extra = u32::try_from(elements / ELEMENTS_PER_TIMEOUT).unwrap_or(u32::MAX);
     timeout.saturating_mul(extra.saturating_add(1))
 }
@@ -953,14 +1065,14 @@ fn allowance(c: &Value) -> usize {
 /// Writes each record's request, its recipes expanded as they are written, one record at a time.
 /// Stops quietly when the implementation stops reading (its failure, graded as such); fails on a
 /// record that does not expand, a suite bug.
-fn write_expanded(committed: &[Value], stdin: ChildStdin) -> Result<(), String> {
+fn write_expanded(committed: &[Sent], stdin: ChildStdin) -> Result<(), String> {
     let mut w = BufWriter::new(stdin);
     for c in committed {
         // The stripped record's expansion: `write_expanded` drops the computed fields.
-        match recipe::write_expanded(c, &mut w).and_then(|_| w.flush()) {
+        match recipe::write_expanded(&c.record, c.how.profiles_given, &mut w).and_then(|_| w.flush()) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
-                return Err(format!("record {}: {e}", record_id(c)));
+                return Err(format!("record {}: {e}", record_id(&c.record)));
             }
             Err(_) => break,
         }
@@ -970,10 +1082,10 @@ fn write_expanded(committed: &[Value], stdin: ChildStdin) -> Result<(), String> 
 
 /// Grades each answer line as it arrives, keeping only the grades; past the last record's answer,
 /// reads on and keeps nothing, so that the implementation never blocks on a full pipe.
-fn read_answers(committed: &[Value], stdout: Pipe, grades: &Mutex<Vec<Graded>>) {
+fn read_answers(committed: &[Sent], stdout: Pipe, grades: &Mutex<Vec<Graded>>) {
     let mut stdout = BufReader::new(stdout);
     for c in committed {
-        let cap = allowance(c);
+        let cap = allowance(&c.record);
         let Some((line, whole)) = read_line(&mut stdout, cap) else {
             return;
         };
@@ -985,7 +1097,7 @@ fn read_answers(committed: &[Value], stdout: Pipe, grades: &Mutex<Vec<Graded>>) 
                 committed: format!("a line of at most {cap} bytes"),
                 received: "a longer line (the rest was not read)".into(),
             };
-            graded(c, Outcome::Failed(vec![d]), c.get("load").map(|_| false))
+            failed_whole(c, Outcome::Failed(vec![d]))
         };
         lock(grades).push(g);
     }
@@ -1012,9 +1124,16 @@ fn read_line(r: &mut impl BufRead, cap: usize) -> Option<(Vec<u8>, bool)> {
 
 /// Grades one scale answer as [`grade_answer`] does, its `data` arrays never parsed into JSON
 /// values ([`arrays::split`]).
-fn grade_scale_answer(c: &Value, line: &[u8]) -> Graded {
+fn grade_scale_answer(c: &Sent, line: &[u8]) -> Graded {
     match arrays::split(line) {
-        Ok(split) => grade_value(c, &split.skeleton, |c, r| scale_differences(c, r, &split)),
+        Ok(split) => {
+            // Folded once, before each target's fields are picked out.
+            let mut r = split.skeleton.clone();
+            let written = fold(&c.record, &mut r, &split);
+            grade_value(c, &r, |mine, theirs| {
+                scale_differences(&c.record, mine, theirs, &written)
+            })
+        }
         Err(e) => not_json(c, &String::from_utf8_lossy(&line[..line.len().min(480)]), e),
     }
 }
@@ -1029,23 +1148,21 @@ struct Written<'a> {
     data: &'a [u8],
 }
 
-/// A scale answer (its skeleton) against its record: the answer's written-out tensors folded back
-/// into the record's form (an input echo that is its recipe written out becomes the recipe, an
-/// output its digest), then compared field by field; a tensor that differs is diffed element by
-/// element against the checker's, computed only then.
-fn scale_differences(c: &Value, r: &Value, split: &arrays::Split) -> Vec<Diff> {
-    let mut r = r.clone();
-    let written = fold(c, &mut r, split);
+/// A target's fields of a scale answer (`theirs`, folded back into the record's form by [`fold`]:
+/// an input echo that is its recipe written out becomes the recipe, an output its digest) against
+/// the record's (`mine`), field by field; a tensor that differs is diffed element by element
+/// against the checker's, computed only then.
+fn scale_differences(record: &Value, mine: &Value, theirs: &Value, written: &[Written]) -> Vec<Diff> {
     let mut d = Vec::new();
-    diff(c, &r, "", LIMIT, &mut d);
-    let differing: Vec<Written> = written
-        .into_iter()
+    diff(mine, theirs, "", LIMIT, &mut d);
+    let differing: Vec<&Written> = written
+        .iter()
         .filter(|w| d.iter().any(|x| under(&x.path, &w.path)))
         .collect();
     if differing.is_empty() {
         d
     } else {
-        element_diffs(c, d, &differing)
+        element_diffs(record, d, &differing)
     }
 }
 
@@ -1129,7 +1246,7 @@ fn echoes(recipe: &Value, received: &Value, split: &arrays::Split) -> bool {
 /// against the checker's expected tensor (the record's expansion, filled by the checker), with
 /// their `(c, y, x)`. An expected output whose digest is not the committed one is a suite bug, said
 /// loudly.
-fn element_diffs(c: &Value, d: Vec<Diff>, differing: &[Written]) -> Vec<Diff> {
+fn element_diffs(c: &Value, d: Vec<Diff>, differing: &[&Written]) -> Vec<Diff> {
     let line = match expected(c) {
         Ok(line) => line,
         Err(e) => {
@@ -1208,7 +1325,7 @@ fn elements_differing(w: &Written, shape: [u64; 3], expected: &[u8], out: &mut V
 fn expected(c: &Value) -> Result<String, String> {
     use wai_checker::fill::{LineError, fill_line};
     let mut request = Vec::new();
-    recipe::write_expanded(c, &mut request).map_err(|e| e.to_string())?;
+    recipe::write_expanded(c, false, &mut request).map_err(|e| e.to_string())?;
     fill_line(String::from_utf8_lossy(&request).trim_end()).map_err(|e| match e {
         LineError::Bad(m) | LineError::Bug(m) => m,
     })
@@ -1306,37 +1423,31 @@ impl Verdict {
             Outcome::Failed(_) | Outcome::Unanswered(_) => self.failed += 1,
         }
     }
+
+    /// A record's count in one target's verdict: `ok` when that target's fields matched.
+    fn note_target(&mut self, outcome: &Outcome, ok: bool) {
+        match outcome {
+            Outcome::NotGradable(_) => self.not_gradable += 1,
+            _ if ok => self.passed += 1,
+            _ => self.failed += 1,
+        }
+    }
 }
 
-/// The verdicts: an operator implementation per profile (integer-operators §1: every per-operator
-/// and graph vector tagged with the profile, refusals included), a certifier (every lowering
-/// record and every graph vector's `load`), and each other suite. A not-gradable record keeps a
-/// verdict from "conforms" (it is at best "conforms on the gradable subset", [`Verdict::status`]).
+/// The verdicts of §1's targets that the role grades (each on its own fields, [`roles::owned`]),
+/// and each other specification's suite. A not-gradable record keeps a verdict from "conforms" (it
+/// is at best "conforms on the gradable subset", [`Verdict::status`]).
 pub fn verdicts(grades: &[FileGrade], o: &Options) -> BTreeMap<String, Verdict> {
     let mut v: BTreeMap<String, Verdict> = BTreeMap::new();
-    let mut note = |name: String, outcome: &Outcome| v.entry(name).or_default().note(outcome);
-    let certifier = "certifier (load verdicts, lowering records)";
     for g in grades.iter().filter(|g| !g.file.provisional) {
         for r in &g.records {
-            if graph_suite(&g.file.suite) {
-                for p in PROFILES
-                    .iter()
-                    .filter(|p| o.profile.as_deref().is_none_or(|q| q == **p))
+            for &(t, ok) in &r.targets {
+                if let Target::Operator(p) = t
+                    && o.profile.as_deref().is_some_and(|q| q != p)
                 {
-                    if r.profiles.iter().any(|x| x == p) {
-                        note(format!("operator implementation, {p}"), &r.outcome);
-                    }
+                    continue;
                 }
-                match (&r.outcome, r.load_matches) {
-                    (Outcome::NotGradable(why), _) => note(certifier.into(), &Outcome::NotGradable(why.clone())),
-                    (_, Some(true)) => note(certifier.into(), &Outcome::Passed),
-                    (_, Some(false)) => note(certifier.into(), &Outcome::Failed(vec![])),
-                    (_, None) => {}
-                }
-            } else if g.file.suite == "lowerings" {
-                note(certifier.into(), &r.outcome);
-            } else {
-                note(format!("{} suite", g.file.suite), &r.outcome);
+                v.entry(t.name()).or_default().note_target(&r.outcome, ok);
             }
         }
     }
@@ -1358,12 +1469,12 @@ pub fn not_gradable_reasons(grades: &[FileGrade]) -> Vec<(String, usize)> {
 
 /// The terminal report.
 pub fn summary(grades: &[FileGrade], o: &Options) -> String {
-    let mut s = String::new();
+    let mut s = format!("{}\n\n", graded_as(o));
     s.push_str(&format!(
         "{:<52} {:>7} {:>7} {:>11} {:>13}\n",
         "file", "passed", "failed", "unanswered", "not gradable"
     ));
-    for g in grades {
+    for g in grades.iter().filter(|g| !g.records.is_empty()) {
         let unanswered = g.count(|x| matches!(x, Outcome::Unanswered(_)));
         let failed = g.count(|x| matches!(x, Outcome::Failed(_)));
         s.push_str(&format!(
@@ -1376,7 +1487,10 @@ pub fn summary(grades: &[FileGrade], o: &Options) -> String {
             if failed + unanswered > 0 { "  ✗" } else { "" }
         ));
     }
-    s.push_str("\nverdicts (normative files):\n");
+    for w in withheld(grades) {
+        s.push_str(&format!("{w}\n"));
+    }
+    s.push_str(&format!("\nverdicts ({}):\n", verdicts_over(o)));
     for (name, v) in verdicts(grades, o) {
         let status = if v.conforms() {
             "CONFORMS".to_string()
@@ -1404,12 +1518,84 @@ pub fn summary(grades: &[FileGrade], o: &Options) -> String {
     }
     let records = failed_records(grades);
     if !records.is_empty() {
-        s.push_str("\nfailures:\n");
+        s.push_str("\nfailed records, one line each:\n");
+        for line in one_line_each(grades, 50) {
+            s.push_str(&format!("  {line}\n"));
+        }
+        s.push_str("\nfailures, field by field:\n");
         for f in shown(&records, 50, &mut |line| s.push_str(&format!("  {line}\n"))) {
             s.push_str(&format!("  {f}\n"));
         }
     }
     s
+}
+
+/// What the grade graded the implementation as, in words.
+fn graded_as(o: &Options) -> String {
+    format!(
+        "grading `{}` as {} (--role {})",
+        o.implementation,
+        role_words(o.role),
+        o.role.name()
+    )
+}
+
+fn role_words(role: Role) -> &'static str {
+    match role {
+        Role::Operator => {
+            "an operator implementation (integer-operators §1): each decode and load steps 1–7, the profiles given"
+        }
+        Role::Certifier => {
+            "a certifier (integer-operators §1): graph vectors' load and profiles, and the lowering records"
+        }
+        Role::Sink => "a sink (integer-operators §1): the lowering records' graphs and load, and the jpegai scale path",
+        Role::All => "every target at once: every field of every record, each verdict on its own fields",
+    }
+}
+
+/// What the verdicts are over: the normative files, and only the selection when `--only`,
+/// `--profile` or a narrower `--suite` made one (conformance is over the whole of each suite).
+fn verdicts_over(o: &Options) -> String {
+    let mut narrowed = Vec::new();
+    if !o.only.is_empty() {
+        narrowed.push(format!("--only {}", o.only.join(",")));
+    }
+    if let Some(p) = &o.profile {
+        narrowed.push(format!("--profile {p}"));
+    }
+    let defaults = o.role.default_suites();
+    if !o.suites.is_empty() && defaults.iter().any(|d| !o.suites.iter().any(|s| s == d)) {
+        narrowed.push(format!("--suite {}", o.suites.join(",")));
+    }
+    if narrowed.is_empty() {
+        "normative files".into()
+    } else {
+        format!(
+            "normative files of this selection only, {}: not conformance, which is over every record of each suite",
+            narrowed.join(" ")
+        )
+    }
+}
+
+/// The records not sent, one line per reason: how many, and in which files.
+fn withheld(grades: &[FileGrade]) -> Vec<String> {
+    let mut by_reason: BTreeMap<&str, (usize, Vec<&str>)> = BTreeMap::new();
+    for g in grades {
+        for (_, why) in &g.withheld {
+            let e = by_reason.entry(why).or_default();
+            e.0 += 1;
+            if e.1.last() != Some(&g.file.path.as_str()) {
+                e.1.push(&g.file.path);
+            }
+        }
+    }
+    by_reason
+        .into_iter()
+        .map(|(why, (n, files))| {
+            let records = if n == 1 { "record" } else { "records" };
+            format!("not sent: {n} {records} ({}): {why}", files.join(", "))
+        })
+        .collect()
 }
 
 /// Writes (by `line`) the first `lines` lines of the failed records' lines, and returns the notes of
@@ -1498,6 +1684,37 @@ pub fn endings(grades: &[FileGrade], o: &Options) -> Vec<String> {
             format!("on {file}{others}{unanswered}: the implementation {what}")
         })
         .collect()
+}
+
+/// The first `most` failed or unanswered records, one line each: `file#id: what`, then how many
+/// more were left out.
+fn one_line_each(grades: &[FileGrade], most: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut more = 0;
+    for g in grades {
+        for r in g.records.iter().filter(|r| r.outcome.is_bad()) {
+            if lines.len() == most {
+                more += 1;
+                continue;
+            }
+            let what = match &r.outcome {
+                Outcome::Failed(d) => {
+                    let first = d.first().map_or("", |d| d.path.split(", fed by").next().unwrap_or(""));
+                    match d.len() {
+                        1 => format!("{first} differs"),
+                        n => format!("{first} differs ({n} lines below)"),
+                    }
+                }
+                Outcome::Unanswered(why) => format!("unanswered: {why}"),
+                _ => continue,
+            };
+            lines.push(format!("{}#{}: {what}", g.file.path, r.id));
+        }
+    }
+    if more > 0 {
+        lines.push(format!("… and {more} more failed or unanswered records not shown"));
+    }
+    lines
 }
 
 /// Each failed or unanswered record (`file#id`) with its lines of [`failures`].
@@ -1594,15 +1811,20 @@ pub fn markdown(grades: &[FileGrade], o: &Options) -> String {
         for r in &g.records {
             let cells = rows.entry(row.clone()).or_default();
             cells.entry("all".into()).or_default().note(&r.outcome);
-            for p in &r.profiles {
-                cells.entry(p.clone()).or_default().note(&r.outcome);
+            for &(t, ok) in &r.targets {
+                if let Target::Operator(p) = t {
+                    cells.entry(p.into()).or_default().note_target(&r.outcome, ok);
+                }
             }
         }
     }
     let mut s = format!(
-        "# Grade of `{}`\n\nOperator × profile: the vectors tagged with the profile that pass, out of those graded \
-         (`n/g`: not gradable, the implementation declined them; `—`: no vector):\n\n",
-        o.implementation
+        "# Grade of `{}`\n\nGraded as {} (`--role {}`).\n\nOperator × profile: the vectors tagged with the profile \
+         that pass, out of those graded (`n/g`: not gradable, the implementation declined them; `—`: no vector, or \
+         none graded as an operator implementation):\n\n",
+        o.implementation,
+        role_words(o.role),
+        o.role.name()
     );
     s.push_str("| operator | vectors | graded | acc32 | acc64 |\n|---|---|---|---|---|\n");
     let mut all = Verdict::default();
@@ -1645,7 +1867,17 @@ pub fn markdown(grades: &[FileGrade], o: &Options) -> String {
             100.0 * (all.passed + all.failed) as f64 / all.total() as f64
         ));
     }
-    let others: Vec<&FileGrade> = grades.iter().filter(|g| !graph_suite(&g.file.suite)).collect();
+    let withheld = withheld(grades);
+    if !withheld.is_empty() {
+        s.push('\n');
+        for w in withheld {
+            s.push_str(&format!("- {w}\n"));
+        }
+    }
+    let others: Vec<&FileGrade> = grades
+        .iter()
+        .filter(|g| !graph_suite(&g.file.suite) && !g.records.is_empty())
+        .collect();
     if !others.is_empty() {
         s.push_str("\nOther suites:\n\n| file | passed | graded | total |\n|---|---|---|---|\n");
     }
@@ -1658,7 +1890,7 @@ pub fn markdown(grades: &[FileGrade], o: &Options) -> String {
             g.records.len()
         ));
     }
-    s.push_str("\nVerdicts (normative files):\n\n");
+    s.push_str(&format!("\nVerdicts ({}):\n\n", verdicts_over(o)));
     for (name, v) in verdicts(grades, o) {
         s.push_str(&format!("- {name}: {} ({})\n", v.status(), v.counts()));
     }
@@ -1675,7 +1907,11 @@ pub fn markdown(grades: &[FileGrade], o: &Options) -> String {
     }
     let records = failed_records(grades);
     if !records.is_empty() {
-        s.push_str("\nFailures:\n\n");
+        s.push_str("\nFailed records, one line each:\n\n");
+        for line in one_line_each(grades, 100) {
+            s.push_str(&format!("- `{line}`\n"));
+        }
+        s.push_str("\nFailures, field by field:\n\n");
         for note in shown(&records, 100, &mut |line| s.push_str(&format!("- `{line}`\n"))) {
             s.push_str(&format!("- {note}\n"));
         }

@@ -6,6 +6,7 @@ pub mod compare;
 pub mod differential;
 pub mod fuzzing;
 pub mod grade;
+pub mod roles;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

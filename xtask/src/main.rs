@@ -177,7 +177,13 @@ fn main() -> ExitCode {
         Cmd::Check { tier } => xtask::check::run(&root, tier),
         Cmd::FuzzDiff { cases, start } => fuzz_diff::run(&root, cases, start),
         Cmd::Bench { runs } => bench::main(&root, usize::try_from(runs).unwrap_or(usize::MAX)),
-        Cmd::Grade(args) => xtask::grade::main(&root, args.into()),
+        Cmd::Grade(args) => match xtask::grade::Options::try_from(args) {
+            Ok(o) => xtask::grade::main(&root, o),
+            Err(e) => {
+                use clap::CommandFactory;
+                Cli::command().error(clap::error::ErrorKind::ArgumentConflict, e).exit()
+            }
+        },
         Cmd::Diff { rev } => diff::run(&root, &rev),
         Cmd::FuzzSeeds => fuzz_seeds(&root),
         Cmd::Fuzz { target, seconds } => fuzz(&root, &target, seconds),

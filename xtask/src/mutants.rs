@@ -131,15 +131,11 @@ fn run(tree: &Path, bin: &Path, mutant: Option<&str>, timeout: Duration, all: bo
     let start = Instant::now();
     let env = mutant.map_or(String::new(), |m| format!("WAI_MUTANT={m} "));
     let mut options = Options {
-        implementation: format!("{env}{} fill", bin.display()),
+        role: grade::Role::All,
         suites: SUITES.iter().map(|s| s.to_string()).collect(),
-        only: vec![],
-        profile: None,
         include_provisional: true,
         timeout,
-        json: None,
-        markdown: None,
-        strict: false,
+        ..Options::new(&format!("{env}{} fill", bin.display()))
     };
     let mut out = Run {
         killed_by: vec![],

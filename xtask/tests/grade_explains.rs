@@ -148,7 +148,10 @@ fn a_relative_impl_runs_from_where_the_user_stands() {
         &["--impl", "python3 rel/fill.py", "--suite", "stage", "--only", "coded"],
     );
     assert!(ok, "{text}");
-    assert!(text.contains("stage suite: CONFORMS"), "{text}");
+    assert!(
+        text.contains("operator implementation, stage operators: CONFORMS"),
+        "{text}"
+    );
     // Tests run in the package's folder: every word naming a file there is made absolute, the
     // rest (a bare program, a subcommand, a flag, an assignment) is kept.
     let abs = std::fs::canonicalize("tests/grade_explains.rs").unwrap();
@@ -192,13 +195,13 @@ fn failing(path: &str, n: usize) -> FileGrade {
         records: (0..n)
             .map(|i| grade::Graded {
                 id: format!("r{i}"),
-                profiles: vec![],
                 outcome: Outcome::Unanswered("the implementation wrote no line for it".into()),
-                load_matches: None,
+                targets: vec![],
             })
             .collect(),
         ending: Ending::Exited(0),
         stderr: vec![],
+        withheld: vec![],
     }
 }
 
@@ -224,7 +227,11 @@ fn a_report_that_stops_listing_says_how_much_it_left_out() {
 
     // A tensor with 100 differing elements lists 8 and counts the rest.
     let tensor = |v: &str| json!({ "data": vec![v; 100], "shape": ["1", "10", "10"] });
-    let committed = vec![json!({ "id": "t", "out": tensor("0") })];
+    let committed = vec![grade::Sent::new(
+        json!({ "id": "t", "out": tensor("0") }),
+        "stage",
+        grade::Role::All,
+    )];
     let response = format!("{}\n", json!({ "id": "t", "out": tensor("1") }));
     let graded = grade::grade_lines(&committed, response.as_bytes(), &Ending::Exited(0));
     let Outcome::Failed(d) = &graded[0].outcome else {

@@ -173,6 +173,7 @@ fn record(file: &str, id: &str) -> Value {
 fn a_committed_digest_the_checker_disagrees_with_is_called_a_suite_bug() {
     let mut r = record("igdn.jsonl", "igdn-c-7");
     r["decodes"][0]["expect"]["outputs"][0]["sha256"] = json!("0".repeat(64));
+    let r = grade::Sent::new(r, grade::SCALE, grade::Role::Operator);
     let (graded, _) = grade::grade_scale(&tree(), vec![r], &options(fill(), &[])).unwrap();
     let Outcome::Failed(d) = &graded[0].outcome else {
         panic!("{graded:?}")

@@ -36,7 +36,8 @@ fn an_endless_answer_line_is_cut_at_its_allowance() {
     // Reset the peak to what is resident now.
     std::fs::write("/proc/self/clear_refs", "5").unwrap();
     let before = peak_rss();
-    let (graded, ending) = grade::grade_scale(&tree, vec![record.clone(), record], &o).unwrap();
+    let sent = |r: serde_json::Value| grade::Sent::new(r, grade::SCALE, o.role);
+    let (graded, ending) = grade::grade_scale(&tree, vec![sent(record.clone()), sent(record)], &o).unwrap();
     let grew = peak_rss() - before;
     assert_eq!(ending, Ending::TimedOut);
     assert!(

@@ -22,6 +22,14 @@ fn record(id: &str, profiles: &[&str]) -> Value {
     json!({ "decodes": [], "graph": "00", "id": id, "load": "ok", "profiles": profiles })
 }
 
+/// Records of `vectors/` as `--role all` grades them (every target's verdict).
+fn sent(records: Vec<Value>) -> Vec<grade::Sent> {
+    records
+        .into_iter()
+        .map(|r| grade::Sent::new(r, "vectors", grade::Role::All))
+        .collect()
+}
+
 fn line(v: &Value) -> String {
     format!("{v}\n")
 }
@@ -36,13 +44,14 @@ fn file_grade(records: Vec<grade::Graded>) -> FileGrade {
         records,
         ending: Ending::Exited(0),
         stderr: vec![],
+        withheld: vec![],
     }
 }
 
 #[test]
 fn a_not_supported_answer_is_not_gradable_and_the_verdict_is_on_the_gradable_subset() {
-    let committed = vec![record("a", &["acc32", "acc64"]), record("b", &["acc32", "acc64"])];
-    let response = line(&json!({ "id": "a", "not_supported": "no such operator" })) + &line(&committed[1]);
+    let committed = sent(vec![record("a", &["acc32", "acc64"]), record("b", &["acc32", "acc64"])]);
+    let response = line(&json!({ "id": "a", "not_supported": "no such operator" })) + &line(&committed[1].record);
     let graded = grade::grade_lines(&committed, response.as_bytes(), &Ending::Exited(0));
     assert_eq!(graded[0].outcome, Outcome::NotGradable("no such operator".into()));
     assert_eq!(graded[1].outcome, Outcome::Passed);
@@ -55,7 +64,7 @@ fn a_not_supported_answer_is_not_gradable_and_the_verdict_is_on_the_gradable_sub
     assert!(acc32.no_failure());
     assert_eq!(acc32.status(), "conforms on the gradable subset");
     // The certifier cannot be judged on a declined record either.
-    assert_eq!(v["certifier (load verdicts, lowering records)"].not_gradable, 1);
+    assert_eq!(v["certifier"].not_gradable, 1);
 
     let summary = grade::summary(&grades, &o);
     assert!(summary.contains("not gradable"), "{summary}");
@@ -79,7 +88,7 @@ fn a_not_supported_answer_is_not_gradable_and_the_verdict_is_on_the_gradable_sub
 
 #[test]
 fn only_the_exact_form_declines() {
-    let committed = vec![record("a", &["acc64"]); 4];
+    let committed = sent(vec![record("a", &["acc64"]); 4]);
     let response = [
         json!({ "id": "b", "not_supported": "wrong id" }),
         json!({ "id": "a", "not_supported": "" }),

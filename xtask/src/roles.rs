@@ -1,0 +1,199 @@
+//! The grader's roles: integer-operators §1's conformance targets, and which fields of which record
+//! form each one computes (docs/protocol.md, "Roles"). A role is graded on its own fields only; the
+//! fields another target owns are given in its request or left out of its comparison, never charged
+//! to it.
+
+use serde_json::Value;
+
+/// `--role`: the target an implementation is graded as.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Role {
+    /// An operator implementation (§1): each decode's `expect` and load steps 1–7, with the
+    /// profiles given.
+    Operator,
+    /// A certifier (§1): graph vectors' `load` and `profiles`, and the lowering records.
+    Certifier,
+    /// A sink decoding a capability that §13 lowers (§1): the lowering records' graphs and load,
+    /// and the jpegai scale path.
+    Sink,
+    /// Every field of every record, each target's verdict from its own fields.
+    All,
+}
+
+impl Role {
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::Operator => "operator",
+            Role::Certifier => "certifier",
+            Role::Sink => "sink",
+            Role::All => "all",
+        }
+    }
+
+    /// The suites graded when `--suite` is absent: those holding a record form the role computes
+    /// something of (the CIS-2 and DetessDequant suites, other specifications, only under `all`).
+    pub fn default_suites(self) -> &'static [&'static str] {
+        match self {
+            Role::Operator => &["vectors", "graphs", "stage"],
+            Role::Certifier => &["vectors", "graphs", "lowerings"],
+            Role::Sink => &["graphs", "lowerings"],
+            Role::All => &["vectors", "graphs", "stage", "lowerings", "cis2", "detessdequant"],
+        }
+    }
+
+    /// Whether the role computes anything of a suite's records (a suite of another specification is
+    /// its own target under every role).
+    pub fn grades_suite(self, suite: &str) -> bool {
+        match suite {
+            "vectors" | "scale" => matches!(self, Role::Operator | Role::Certifier | Role::All),
+            "stage" => matches!(self, Role::Operator | Role::All),
+            "lowerings" => matches!(self, Role::Certifier | Role::Sink | Role::All),
+            _ => true,
+        }
+    }
+
+    fn includes(self, role: Role) -> bool {
+        self == Role::All || self == role
+    }
+}
+
+/// A record's form (docs/protocol.md, "Record forms"), told by its suite and its members.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Form {
+    GraphVector,
+    Stage,
+    Lowering,
+    ScalePath,
+    Cis2,
+    DetessDequant,
+}
+
+impl Form {
+    pub fn name(self) -> &'static str {
+        match self {
+            Form::GraphVector => "a graph vector",
+            Form::Stage => "a stage-operator vector",
+            Form::Lowering => "a lowering record",
+            Form::ScalePath => "a jpegai scale-path record",
+            Form::Cis2 => "a CIS-2 record",
+            Form::DetessDequant => "a DetessDequant record",
+        }
+    }
+
+    pub fn of(suite: &str, record: &Value) -> Form {
+        match suite {
+            "stage" => Form::Stage,
+            "lowerings" => Form::Lowering,
+            "cis2" => Form::Cis2,
+            "detessdequant" => Form::DetessDequant,
+            _ if record.get("bundle").is_some() => Form::ScalePath,
+            _ => Form::GraphVector,
+        }
+    }
+}
+
+/// A verdict of §1 (or another specification's suite) that a record counts in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Target {
+    /// An operator implementation of a profile: the graph and per-operator vectors tagged with it.
+    Operator(&'static str),
+    /// An operator implementation's stage operators (§5E, §14.1's stage-operator vectors).
+    StageOperators,
+    Certifier,
+    Sink,
+    /// The CIS-2 or DetessDequant suite.
+    Suite(&'static str),
+}
+
+impl Target {
+    pub fn name(self) -> String {
+        match self {
+            Target::Operator(p) => format!("operator implementation, {p}"),
+            Target::StageOperators => "operator implementation, stage operators".into(),
+            Target::Certifier => "certifier".into(),
+            Target::Sink => "sink".into(),
+            Target::Suite(s) => format!("{s} suite"),
+        }
+    }
+}
+
+/// How a record is graded under a role: the targets it counts in, and whether the profiles are
+/// given in its request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Grading {
+    pub targets: Vec<Target>,
+    pub profiles_given: bool,
+}
+
+/// The targets a committed record counts in under `role`. `refused_at_bounds` says that its load is
+/// refused at load step 8: an operator implementation owes nothing of it (docs/assumptions.md G1).
+pub fn grading(role: Role, form: Form, record: &Value, refused_at_bounds: bool) -> Grading {
+    let mut targets = Vec::new();
+    let mut profiles_given = false;
+    match form {
+        Form::GraphVector => {
+            if role.includes(Role::Operator) && !refused_at_bounds {
+                let tags = record["profiles"].as_array().into_iter().flatten();
+                for p in crate::grade::PROFILES {
+                    if tags.clone().any(|t| t == p) {
+                        targets.push(Target::Operator(p));
+                    }
+                }
+                profiles_given = role == Role::Operator;
+            }
+            if role.includes(Role::Certifier) {
+                targets.push(Target::Certifier);
+            }
+        }
+        Form::Stage if role.includes(Role::Operator) => targets.push(Target::StageOperators),
+        Form::Lowering => {
+            if role.includes(Role::Certifier) {
+                targets.push(Target::Certifier);
+            }
+            if role.includes(Role::Sink) {
+                targets.push(Target::Sink);
+            }
+        }
+        Form::ScalePath if role.includes(Role::Sink) => targets.push(Target::Sink),
+        Form::Cis2 => targets.push(Target::Suite("cis2")),
+        Form::DetessDequant => targets.push(Target::Suite("detessdequant")),
+        Form::Stage | Form::ScalePath => {}
+    }
+    Grading {
+        targets,
+        profiles_given,
+    }
+}
+
+/// Whether a graph vector's committed `load` is a refusal made at load step 8 (§10.5: the bounds
+/// pass and the profile against the verdict): the graph passes steps 1–7 by the checker's reading.
+pub fn refused_at_bounds(record: &Value) -> bool {
+    let refused = record["load"].as_str().is_some_and(|l| l != "ok");
+    let graph = record["graph"].as_str().and_then(|h| hex::decode(h).ok());
+    refused && graph.is_some_and(|g| wai_checker::load::planned(&g).is_ok())
+}
+
+/// What `target` computes of a record of `form`: the record (committed or received) with the
+/// fields it does not compute removed. An operator implementation receives `profiles`; a
+/// certifier runs no decode; a sink need not write the certificate (§8.6).
+pub fn owned(target: Target, form: Form, record: &Value) -> Value {
+    let mut v = record.clone();
+    let Some(o) = v.as_object_mut() else {
+        return v;
+    };
+    match (target, form) {
+        (Target::Operator(_), Form::GraphVector) => {
+            o.remove("profiles");
+        }
+        (Target::Certifier, Form::GraphVector) => {
+            o.remove("decodes");
+        }
+        (Target::Sink, Form::Lowering) => {
+            if let Some(e) = o.get_mut("expect").and_then(Value::as_object_mut) {
+                e.remove("certificate_sha256");
+            }
+        }
+        _ => {}
+    }
+    v
+}
