@@ -3,10 +3,14 @@ reference model where it can compute them exactly (docs/tosa.md).
 
 For each request line it writes one canonical line: the filled vector, or
 `{"id":…,"not_supported":"reason"}` when TOSA cannot compute it (the grader counts such a record
-as not gradable). `load` and `profiles`, which TOSA has no notion of, come from `wai-checker fill`,
-and the certificate that proves each TOSA type wide enough from `wai-checker certify`; every
-decode's outputs come from TOSA. The run-time refusals of integer-operators §4 that are checks on
-sizes and values (run steps 1-4) are made here, the values checked being TOSA's.
+as not gradable). It is an operator implementation (integer-operators §1; docs/protocol.md,
+"Roles"): graded with `--role operator`, it is given each vector's `profiles` and echoes them, and
+is not sent the vectors refused at load step 8. It does not make load steps 1-7 itself: the
+certificate that proves each TOSA type wide enough comes from `wai-checker certify`, and a graph
+the certifier refuses (at steps 1-7, since step 8's refusals are not sent) is declined, so every
+`load` it answers is "ok". Every decode's outputs come from TOSA. The run-time refusals of
+integer-operators §4 that are checks on sizes and values (run steps 1-4) are made here, the values
+checked being TOSA's.
 
 A request that is not a request (not JSON, a missing member, a non-canonical integer) is reported
 on stderr as `line N: <field>: <what>`; nothing is written for it and the exit status is 1.
@@ -116,18 +120,7 @@ def canonical(v):
     return json.dumps(v, separators=(",", ":"), sort_keys=True, ensure_ascii=True)
 
 
-# --- the checker: load, profiles, certificate -------------------------------------------------
-
-
-def checker_fill(req):
-    """`load` and `profiles` from the checker, on the record without its decodes (their outputs
-    are TOSA's)."""
-    line = canonical({"decodes": [], "graph": req["graph"], "id": req["id"]})
-    r = subprocess.run([checker(), "fill"], input=line.encode() + b"\n", capture_output=True)
-    if r.returncode != 0:
-        msg = r.stderr.decode(errors="replace").strip().splitlines()
-        raise RequestError("(line)", f"wai-checker fill: {msg[-1] if msg else 'failed'}")
-    return json.loads(r.stdout)
+# --- the certifier: the certificate TOSA's widths are proved by ---------------------------------
 
 
 def certificate(graph_bytes):
@@ -136,7 +129,8 @@ def certificate(graph_bytes):
         path.write_bytes(graph_bytes)
         r = subprocess.run([checker(), "certify", str(path)], capture_output=True)
     if r.returncode != 0:
-        raise Unsupported("no certificate: " + r.stderr.decode(errors="replace").strip()[:200])
+        why = r.stderr.decode(errors="replace").strip()[:200]
+        raise Unsupported(f"load refused by the certifier ({why}): load steps 1-7 are not made here, and no decode runs")
     return json.loads(r.stdout)["graphs"][0]
 
 
@@ -339,6 +333,9 @@ def answer(line, req):
         if "bundle" in req:
             return not_supported(rid, "jpegai scale path: the entropy decodes (mans_decode) and the band lookups have no TOSA operators")
         return not_supported(rid, "not a graph vector")
+    profiles = req.get("profiles")
+    if not isinstance(profiles, list):
+        return not_supported(rid, "no profiles given: this adapter is an operator implementation (--role operator)")
     try:
         decodes = decodes_of(req)
     except Unsupported as e:
@@ -347,12 +344,10 @@ def answer(line, req):
         graph_bytes = bytes.fromhex(req["graph"])
     except (TypeError, ValueError):
         raise RequestError("graph", "not hexadecimal") from None
-    filled = checker_fill(req)
-    if filled["load"] != "ok":
-        return not_supported(rid, f"load refused ({filled['load']}): the load checks and bounds pass are the checker's, and no decode runs")
     try:
+        cert = certificate(graph_bytes)
         graph = whg1.read(graph_bytes)
-        cx = Context(graph, certificate(graph_bytes))
+        cx = Context(graph, cert)
         for node in graph.nodes:
             try:
                 lower.support(node, cx)
@@ -382,9 +377,9 @@ def answer(line, req):
     except whg1.Whg1Error as e:
         return not_supported(rid, f"adapter bug: the WHG1 reader refused a loadable graph ({e})")
     # The request's own inputs and scalars, echoed (they were checked canonical).
-    filled["decodes"] = [{"expect": e, "inputs": d["inputs"], "scalars": d["scalars"]}
-                         for d, e in zip(req["decodes"], expects)]
-    return filled
+    decodes = [{"expect": e, "inputs": d["inputs"], "scalars": d["scalars"]}
+               for d, e in zip(req["decodes"], expects)]
+    return {"decodes": decodes, "graph": req["graph"], "id": rid, "load": "ok", "profiles": profiles}
 
 
 def _id_of(line):
