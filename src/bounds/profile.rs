@@ -48,14 +48,97 @@ pub enum Class {
     Product,
 }
 
-/// The class §5 gives each named intermediate.
+use Class::{Acc, Product, Wide};
+
+/// `rq`'s intermediates (§5.1), which every operator ending in `rq` records last.
+const RQ: [(&str, Class); 4] = [("rq.t", Acc), ("rq.p", Product), ("rq.q", Acc), ("rq.y", Acc)];
+
+/// `exp_neg_q16`'s intermediates (§2), which `softmax`, `sigmoid` and `elu` record.
+const EXP: [(&str, Class); 4] = [("exp.negx", Acc), ("exp.nl", Acc), ("exp.t2", Acc), ("exp.c", Acc)];
+
+/// Table 8.5-A: the intermediates each operator records, in definition order, each with the class §5
+/// gives it (§7.1). Every other operator records none.
+pub const TABLE_8_5_A: [(&str, &[(&str, Class)]); 14] = [
+    (
+        "conv",
+        &[("conv.term", Acc), ("conv.acc", Acc), RQ[0], RQ[1], RQ[2], RQ[3]],
+    ),
+    (
+        "conv_transpose",
+        &[("convT.term", Acc), ("convT.acc", Acc), RQ[0], RQ[1], RQ[2], RQ[3]],
+    ),
+    ("rescale", &RQ),
+    ("chscale", &RQ),
+    ("mul", &[("mul.p", Acc), RQ[0], RQ[1], RQ[2], RQ[3]]),
+    (
+        "gram",
+        &[("gram.term", Acc), ("gram.acc", Acc), RQ[0], RQ[1], RQ[2], RQ[3]],
+    ),
+    (
+        "apply",
+        &[("apply.term", Acc), ("apply.acc", Acc), RQ[0], RQ[1], RQ[2], RQ[3]],
+    ),
+    ("leaky", &[("leaky.p", Acc)]),
+    (
+        "igdn",
+        &[
+            ("igdn.x2", Wide),
+            ("igdn.gx2", Product),
+            ("igdn.term", Wide),
+            ("igdn.N", Wide),
+            ("igdn.r", Acc),
+            ("igdn.xr", Wide),
+        ],
+    ),
+    (
+        "layernorm_c",
+        &[
+            ("ln.S", Wide),
+            ("ln.m", Wide),
+            ("ln.d", Acc),
+            ("ln.T", Wide),
+            ("ln.v", Wide),
+            ("rsq.num", Acc),
+            ("ln.k", Acc),
+            ("ln.dk", Wide),
+            ("ln.n", Acc),
+            ("ln.ng", Wide),
+        ],
+    ),
+    (
+        "l2norm",
+        &[("l2.T", Wide), ("rsq.num", Acc), ("l2.k", Acc), ("l2.vk", Wide)],
+    ),
+    (
+        "softmax",
+        &[
+            ("sm.diff", Acc),
+            EXP[0],
+            EXP[1],
+            EXP[2],
+            EXP[3],
+            ("sm.sum", Acc),
+            ("sm.num", Acc),
+        ],
+    ),
+    ("sigmoid", &[EXP[0], EXP[1], EXP[2], EXP[3], ("sig.num", Acc)]),
+    ("elu", &[EXP[0], EXP[1], EXP[2], EXP[3], ("elu.p", Wide)]),
+];
+
+/// The keys operator `op` records (Table 8.5-A), in definition order.
+pub fn keys_of(op: &str) -> impl Iterator<Item = &'static str> {
+    let row = TABLE_8_5_A.iter().find(|(name, _)| *name == op);
+    row.into_iter().flat_map(|(_, keys)| keys.iter().map(|(k, _)| *k))
+}
+
+/// The class §5 gives a named intermediate. A key outside Table 8.5-A is a bug of a rule.
 pub fn class_of(key: &str) -> Class {
-    match key {
-        "rq.p" | "igdn.gx2" => Class::Product,
-        "igdn.x2" | "igdn.term" | "igdn.N" | "igdn.xr" | "ln.S" | "ln.T" | "ln.m" | "ln.v" | "ln.dk" | "ln.ng"
-        | "l2.T" | "l2.vk" | "elu.p" => Class::Wide,
-        _ => Class::Acc,
-    }
+    TABLE_8_5_A
+        .iter()
+        .flat_map(|(_, keys)| keys.iter())
+        .find(|(k, _)| *k == key)
+        .map(|(_, class)| *class)
+        .unwrap_or_else(|| panic!("{key:?} is not in Table 8.5-A"))
 }
 
 /// §7.2's parameter conditions the node fails, in that table's order.

@@ -1,5 +1,5 @@
 //! Loading a graph: §10.5 steps 1–7 in order (step 8, the bounds pass, is
-//! made by `bounds` once it lands).
+//! `bounds::step8`).
 
 use super::model::*;
 use super::read::read;
