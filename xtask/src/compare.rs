@@ -1,8 +1,9 @@
 //! Comparing two trees of canonical files record by record, and naming the first
 //! difference of each file as `file:line id field: committed vs recomputed`.
 
+use crate::jsondiff;
 use serde_json::Value;
-use std::collections::BTreeSet;
+use std::ops::ControlFlow;
 use std::path::Path;
 
 /// Every file under `dir`, as paths relative to it with `/` separators, sorted.
@@ -49,8 +50,7 @@ fn describe(committed: &str, recomputed: &str) -> String {
     ) {
         (Ok(x), Ok(y)) => {
             let id = x.get("id").and_then(Value::as_str).unwrap_or("?").to_string();
-            let (path, cx, cy) =
-                field(&x, &y, String::new()).unwrap_or_else(|| ("(bytes)".into(), Value::Null, Value::Null));
+            let (path, cx, cy) = field(&x, &y).unwrap_or_else(|| ("(bytes)".into(), Value::Null, Value::Null));
             format!("{id} {path}: committed {} vs recomputed {}", short(&cx), short(&cy))
         }
         _ => format!(
@@ -61,37 +61,20 @@ fn describe(committed: &str, recomputed: &str) -> String {
     }
 }
 
-/// The path of the first differing field, with both values.
-fn field(x: &Value, y: &Value, path: String) -> Option<(String, Value, Value)> {
-    if x == y {
-        return None;
-    }
-    match (x, y) {
-        (Value::Object(a), Value::Object(b)) => {
-            let keys: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
-            keys.into_iter().find_map(|k| {
-                let p = if path.is_empty() {
-                    k.clone()
-                } else {
-                    format!("{path}.{k}")
-                };
-                match (a.get(k), b.get(k)) {
-                    (Some(u), Some(v)) => field(u, v, p),
-                    (u, v) => Some((p, u.cloned().unwrap_or(Value::Null), v.cloned().unwrap_or(Value::Null))),
-                }
-            })
-        }
-        (Value::Array(a), Value::Array(b)) if a.len() == b.len() => a
-            .iter()
-            .zip(b)
-            .enumerate()
-            .find_map(|(i, (u, v))| field(u, v, format!("{path}[{i}]"))),
-        _ => Some((
-            if path.is_empty() { "(line)".into() } else { path },
-            x.clone(),
-            y.clone(),
-        )),
-    }
+/// The path of the first differing field, with both values (`null` for an absent member).
+fn field(x: &Value, y: &Value) -> Option<(String, Value, Value)> {
+    let mut first = None;
+    jsondiff::walk(x, y, &mut |path, a, b| {
+        let path = if path.is_empty() {
+            "(line)".into()
+        } else {
+            jsondiff::render(path)
+        };
+        let value = |v: Option<&Value>| v.cloned().unwrap_or(Value::Null);
+        first = Some((path, value(a), value(b)));
+        ControlFlow::Break(())
+    });
+    first
 }
 
 fn short(v: &Value) -> String {

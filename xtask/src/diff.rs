@@ -10,8 +10,10 @@
 
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
+use std::ops::ControlFlow;
 use std::path::Path;
 use std::process::Command;
+use xtask::jsondiff::{self, Step};
 
 const TREE: &str = "ops-conformance";
 /// At most this many field changes are listed per record, and ids per added or removed file.
@@ -259,9 +261,6 @@ pub fn jsonl(before: &str, after: &str) -> FileDiff {
 pub fn changes(old: &Value, new: &Value) -> Vec<String> {
     let mut out = Vec::new();
     walk_changes("", old, new, &mut out);
-    if out.is_empty() && old != new {
-        out.push(format!("(value): {} → {}", short(old), short(new)));
-    }
     if out.len() > MAX_LINES {
         let more = out.len() - MAX_LINES;
         out.truncate(MAX_LINES);
@@ -270,93 +269,130 @@ pub fn changes(old: &Value, new: &Value) -> Vec<String> {
     out
 }
 
-fn join(path: &str, key: &str) -> String {
-    if path.is_empty() {
-        key.to_string()
-    } else {
-        format!("{path}.{key}")
+/// The changes between `old` and `new`, their paths under `prefix`. The elements of an array of
+/// scalars that differ are one line past three of them; arrays of other values are compared
+/// element by element even when their lengths differ.
+fn walk_changes(prefix: &str, old: &Value, new: &Value, out: &mut Vec<String>) {
+    // The scalar array whose differing elements are being gathered: its path, and theirs.
+    let mut gathering: Option<(Vec<Step>, Vec<usize>)> = None;
+    let flush = |g: &mut Option<(Vec<Step>, Vec<usize>)>, out: &mut Vec<String>| {
+        if let Some((array, differ)) = g.take() {
+            let side = |v| {
+                jsondiff::at(v, &array)
+                    .and_then(Value::as_array)
+                    .map_or(&[][..], Vec::as_slice)
+            };
+            let p = under(prefix, &jsondiff::render(&array));
+            elements(&p, side(old), side(new), &differ, out);
+        }
+    };
+    let scalar_array = |v: Option<&Value>| v.and_then(Value::as_array).is_some_and(|a| scalars(a));
+    jsondiff::walk(old, new, &mut |steps, a, b| {
+        if let [parent @ .., Step::Index(i)] = steps
+            && scalar_array(jsondiff::at(old, parent))
+            && scalar_array(jsondiff::at(new, parent))
+        {
+            if gathering.as_ref().is_some_and(|g| g.0 != parent) {
+                flush(&mut gathering, out);
+            }
+            gathering
+                .get_or_insert_with(|| (parent.to_vec(), Vec::new()))
+                .1
+                .push(*i);
+            return ControlFlow::Continue(());
+        }
+        flush(&mut gathering, out);
+        let p = under(prefix, &jsondiff::render(steps));
+        match (a, b) {
+            (Some(x), None) => out.push(format!("{p}: {} → (absent)", short(x))),
+            (None, Some(y)) => out.push(format!("{p}: (absent) → {}", short(y))),
+            (Some(Value::Array(x)), Some(Value::Array(y))) if scalars(x) && scalars(y) => lengths(&p, x, y, out),
+            (Some(Value::Array(x)), Some(Value::Array(y))) => {
+                for i in 0..x.len().max(y.len()) {
+                    let pi = format!("{p}[{i}]");
+                    match (x.get(i), y.get(i)) {
+                        (Some(u), Some(v)) => walk_changes(&pi, u, v, out),
+                        (Some(u), None) => out.push(format!("{pi}: {} → (absent)", short(u))),
+                        (None, Some(v)) => out.push(format!("{pi}: (absent) → {}", short(v))),
+                        (None, None) => {}
+                    }
+                }
+            }
+            (Some(Value::String(x)), Some(Value::String(y))) if x.chars().count() > 40 || y.chars().count() > 40 => {
+                out.push(long_strings(&p, x, y))
+            }
+            (Some(x), Some(y)) => out.push(format!("{}: {} → {}", named(&p), short(x), short(y))),
+            (None, None) => {}
+        }
+        ControlFlow::Continue(())
+    });
+    flush(&mut gathering, out);
+}
+
+/// `prefix.path`, either possibly empty.
+fn under(prefix: &str, path: &str) -> String {
+    match (prefix.is_empty(), path.is_empty()) {
+        (true, _) => path.to_string(),
+        (false, true) => prefix.to_string(),
+        (false, false) if path.starts_with('[') => format!("{prefix}{path}"),
+        (false, false) => format!("{prefix}.{path}"),
     }
 }
 
-fn walk_changes(path: &str, old: &Value, new: &Value, out: &mut Vec<String>) {
-    if old == new {
-        return;
-    }
-    let here = || {
-        if path.is_empty() {
-            "(value)".to_string()
-        } else {
-            path.to_string()
+/// The whole value is the changed field: `(value)`.
+fn named(p: &str) -> String {
+    if p.is_empty() { "(value)".into() } else { p.to_string() }
+}
+
+/// The differing elements `differ` of two scalar arrays of one length: each when three or fewer,
+/// else how many and the first.
+fn elements(p: &str, a: &[Value], b: &[Value], differ: &[usize], out: &mut Vec<String>) {
+    let p = named(p);
+    if differ.len() <= 3 {
+        for &i in differ {
+            out.push(format!("{p}[{i}]: {} → {}", short(&a[i]), short(&b[i])));
         }
+    } else {
+        let i = differ[0];
+        out.push(format!(
+            "{p}: {} of {} elements differ; first [{i}]: {} → {}",
+            differ.len(),
+            a.len(),
+            short(&a[i]),
+            short(&b[i])
+        ));
+    }
+}
+
+/// Two scalar arrays of different lengths: both lengths and the first difference.
+fn lengths(p: &str, a: &[Value], b: &[Value], out: &mut Vec<String>) {
+    let first = (0..a.len().min(b.len()))
+        .find(|&i| a[i] != b[i])
+        .unwrap_or(a.len().min(b.len()));
+    out.push(format!(
+        "{}: length {} → {}; first difference at [{first}]: {} → {}",
+        named(p),
+        a.len(),
+        b.len(),
+        a.get(first).map(short).unwrap_or_else(|| "(absent)".into()),
+        b.get(first).map(short).unwrap_or_else(|| "(absent)".into())
+    ));
+}
+
+/// Long strings (hex bytes, digests): where they first differ, and a little of each.
+fn long_strings(p: &str, a: &str, b: &str) -> String {
+    let i = a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count();
+    let from = |s: &str| {
+        let tail: String = s.chars().skip(i).take(16).collect();
+        let more = if s.chars().count() > i + 16 { "…" } else { "" };
+        format!(
+            "{}\"{tail}{more}\" ({} chars)",
+            if i > 0 { "…" } else { "" },
+            s.chars().count()
+        )
     };
-    match (old, new) {
-        (Value::Object(a), Value::Object(b)) => {
-            let keys: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
-            for k in keys {
-                let p = join(path, k);
-                match (a.get(k), b.get(k)) {
-                    (Some(x), Some(y)) => walk_changes(&p, x, y, out),
-                    (Some(x), None) => out.push(format!("{p}: {} → (absent)", short(x))),
-                    (None, Some(y)) => out.push(format!("{p}: (absent) → {}", short(y))),
-                    (None, None) => {}
-                }
-            }
-        }
-        (Value::Array(a), Value::Array(b)) if scalars(a) && scalars(b) => {
-            let differ: Vec<usize> = (0..a.len().min(b.len())).filter(|&i| a[i] != b[i]).collect();
-            let p = here();
-            if a.len() != b.len() {
-                let first = differ.first().copied().unwrap_or(a.len().min(b.len()));
-                out.push(format!(
-                    "{p}: length {} → {}; first difference at [{first}]: {} → {}",
-                    a.len(),
-                    b.len(),
-                    a.get(first).map(short).unwrap_or_else(|| "(absent)".into()),
-                    b.get(first).map(short).unwrap_or_else(|| "(absent)".into())
-                ));
-            } else if differ.len() <= 3 {
-                for i in differ {
-                    out.push(format!("{p}[{i}]: {} → {}", short(&a[i]), short(&b[i])));
-                }
-            } else {
-                let i = differ[0];
-                out.push(format!(
-                    "{p}: {} of {} elements differ; first [{i}]: {} → {}",
-                    differ.len(),
-                    a.len(),
-                    short(&a[i]),
-                    short(&b[i])
-                ));
-            }
-        }
-        (Value::Array(a), Value::Array(b)) => {
-            for i in 0..a.len().max(b.len()) {
-                let p = format!("{}[{i}]", path);
-                match (a.get(i), b.get(i)) {
-                    (Some(x), Some(y)) => walk_changes(&p, x, y, out),
-                    (Some(x), None) => out.push(format!("{p}: {} → (absent)", short(x))),
-                    (None, Some(y)) => out.push(format!("{p}: (absent) → {}", short(y))),
-                    (None, None) => {}
-                }
-            }
-        }
-        (Value::String(a), Value::String(b)) if a.chars().count() > 40 || b.chars().count() > 40 => {
-            // Long strings (hex bytes, digests): where they first differ, and a little of each.
-            let i = a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count();
-            let from = |s: &str| {
-                let tail: String = s.chars().skip(i).take(16).collect();
-                let more = if s.chars().count() > i + 16 { "…" } else { "" };
-                format!(
-                    "{}\"{tail}{more}\" ({} chars)",
-                    if i > 0 { "…" } else { "" },
-                    s.chars().count()
-                )
-            };
-            let at = if i > 0 { format!(" (from [{i}])") } else { String::new() };
-            out.push(format!("{}{at}: {} → {}", here(), from(a), from(b)));
-        }
-        _ => out.push(format!("{}: {} → {}", here(), short(old), short(new))),
-    }
+    let at = if i > 0 { format!(" (from [{i}])") } else { String::new() };
+    format!("{}{at}: {} → {}", named(p), from(a), from(b))
 }
 
 fn scalars(a: &[Value]) -> bool {

@@ -17,11 +17,13 @@
 
 use crate::arrays;
 use crate::check::strip;
+use crate::jsondiff;
 pub use crate::roles::Role;
 use crate::roles::{self, Form, Grading, Target};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, BufWriter, Read, Write};
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -630,67 +632,83 @@ impl Write for Head {
 }
 
 /// The differences between a committed value and a received one, at most `limit` of them; a
-/// tensor (`{data, shape}`) is compared element by element with each element's `(c, y, x)`.
+/// tensor (`{data, shape}`) is compared element by element with each element's `(c, y, x)`, and the
+/// elements of a tensor past the limit are counted.
 pub fn diff(committed: &Value, received: &Value, path: &str, limit: usize, out: &mut Vec<Diff>) {
-    if out.len() >= limit || committed == received {
-        return;
-    }
-    match (committed, received) {
-        (Value::Object(a), Value::Object(b)) if is_tensor(a) && is_tensor(b) && a["shape"] == b["shape"] => {
-            let (x, y) = (a["data"].as_array().unwrap(), b["data"].as_array().unwrap());
-            let dims: Vec<usize> = a["shape"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|d| d.as_str().and_then(|s| s.parse().ok()).unwrap_or(0))
-                .collect();
-            if x.len() != y.len() {
-                out_push(
-                    out,
-                    limit,
-                    format!("{path}.data"),
-                    format!("{} elements", x.len()),
-                    format!("{} elements", y.len()),
-                );
-                return;
-            }
-            let before = out.len();
-            let mut differing = 0;
-            for (i, (p, q)) in x.iter().zip(y).enumerate().filter(|(_, (p, q))| p != q) {
-                differing += 1;
-                out_push(
-                    out,
-                    limit,
-                    format!("{path}.data[{i}] (c, y, x) = {}", position(i, &dims)),
-                    short(p),
-                    short(q),
-                );
-            }
-            more_elements(out, &format!("{path}.data"), differing - (out.len() - before));
-        }
-        (Value::Object(a), Value::Object(b)) => {
-            let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
-            for k in keys {
-                let p = if path.is_empty() {
-                    k.clone()
-                } else {
-                    format!("{path}.{k}")
-                };
-                match (a.get(k), b.get(k)) {
-                    (Some(x), Some(y)) => diff(x, y, &p, limit, out),
-                    (Some(x), None) => out_push(out, limit, p, short(x), "(absent)".into()),
-                    (None, Some(y)) => out_push(out, limit, p, "(absent)".into(), short(y)),
-                    (None, None) => {}
+    // Per tensor past the limit: its `data` path and how many more elements differ.
+    let mut more: Vec<(String, usize)> = Vec::new();
+    jsondiff::walk(committed, received, &mut |steps, c, r| {
+        let here = joined(path, &jsondiff::render(steps));
+        let show = |v: Option<&Value>| v.map_or("(absent)".into(), short);
+        match tensor_element(committed, received, steps) {
+            Some(_) if out.len() >= limit => {
+                let data = here.rsplit_once('[').map_or(here.clone(), |x| x.0.to_string());
+                match more.iter_mut().find(|m| m.0 == data) {
+                    Some(m) => m.1 += 1,
+                    None => more.push((data, 1)),
                 }
             }
+            Some((i, dims)) => out.push(Diff {
+                path: format!("{here} (c, y, x) = {}", position(i, &dims)),
+                committed: show(c),
+                received: show(r),
+            }),
+            None => match (c, r) {
+                (Some(Value::Array(a)), Some(Value::Array(b))) if tensor_data(committed, received, steps) => out_push(
+                    out,
+                    limit,
+                    here,
+                    format!("{} elements", a.len()),
+                    format!("{} elements", b.len()),
+                ),
+                _ => out_push(out, limit, here, show(c), show(r)),
+            },
         }
-        (Value::Array(a), Value::Array(b)) if a.len() == b.len() => {
-            for (i, (x, y)) in a.iter().zip(b).enumerate() {
-                diff(x, y, &format!("{path}[{i}]"), limit, out);
-            }
-        }
-        _ => out_push(out, limit, path.to_string(), short(committed), short(received)),
+        ControlFlow::Continue(())
+    });
+    for (data, n) in more {
+        more_elements(out, &data, n);
     }
+}
+
+/// `a.b` from a prefix path and a rendered one.
+fn joined(prefix: &str, path: &str) -> String {
+    match (prefix.is_empty(), path.is_empty()) {
+        (true, _) => path.to_string(),
+        (false, true) => prefix.to_string(),
+        (false, false) => format!("{prefix}.{path}"),
+    }
+}
+
+/// When `steps` is an element of a tensor's `data` (`…data[i]`) whose shape both sides share: its
+/// index and the tensor's dimensions.
+fn tensor_element(committed: &Value, received: &Value, steps: &[jsondiff::Step]) -> Option<(usize, Vec<usize>)> {
+    let [parent @ .., jsondiff::Step::Key("data"), jsondiff::Step::Index(i)] = steps else {
+        return None;
+    };
+    let dims = shared_shape(committed, received, parent)?;
+    Some((*i, dims))
+}
+
+/// Whether `steps` is the `data` of a tensor whose shape both sides share.
+fn tensor_data(committed: &Value, received: &Value, steps: &[jsondiff::Step]) -> bool {
+    matches!(steps, [parent @ .., jsondiff::Step::Key("data")] if shared_shape(committed, received, parent).is_some())
+}
+
+/// The dimensions of the tensor at `path` when it is a tensor on both sides with one shape.
+fn shared_shape(committed: &Value, received: &Value, path: &[jsondiff::Step]) -> Option<Vec<usize>> {
+    let (a, b) = (
+        jsondiff::at(committed, path)?.as_object()?,
+        jsondiff::at(received, path)?.as_object()?,
+    );
+    if !(is_tensor(a) && is_tensor(b) && a["shape"] == b["shape"]) {
+        return None;
+    }
+    let dims = a["shape"].as_array()?.iter();
+    Some(
+        dims.map(|d| d.as_str().and_then(|s| s.parse().ok()).unwrap_or(0))
+            .collect(),
+    )
 }
 
 /// Notes, past the limit, how many more elements of the tensor at `path` differ than are listed.

@@ -6,6 +6,7 @@ pub mod compare;
 pub mod differential;
 pub mod fuzzing;
 pub mod grade;
+pub mod jsondiff;
 pub mod roles;
 
 use std::path::{Path, PathBuf};

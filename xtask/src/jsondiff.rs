@@ -1,0 +1,115 @@
+//! The one walk over two JSON values that the gate's first difference (`compare.rs`), `cargo xtask
+//! diff` (`diff.rs`) and the grader (`grade.rs`) share: every place two values differ, in one order
+//! (object members by their keys' bytes, array elements by index). Each caller says how it shows
+//! them.
+
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::ops::ControlFlow;
+
+/// One step of a path into a value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step<'a> {
+    Key(&'a str),
+    Index(usize),
+}
+
+/// What [`walk`] calls at each place: its path, and the value on each side.
+pub type Visit<'v, 'a> = dyn FnMut(&[Step<'a>], Option<&'a Value>, Option<&'a Value>) -> ControlFlow<()> + 'v;
+
+/// Visits each place `old` and `new` differ, until `visit` breaks: objects member by member, arrays
+/// of one length element by element; anything else that differs (a scalar, arrays of different
+/// lengths, values of different kinds) is one place. A member on one side only is a place with
+/// `None` on the other.
+pub fn walk<'a>(old: &'a Value, new: &'a Value, visit: &mut Visit<'_, 'a>) {
+    let _ = walk_from(&mut Vec::new(), old, new, visit);
+}
+
+fn walk_from<'a>(
+    path: &mut Vec<Step<'a>>,
+    old: &'a Value,
+    new: &'a Value,
+    visit: &mut Visit<'_, 'a>,
+) -> ControlFlow<()> {
+    if old == new {
+        return ControlFlow::Continue(());
+    }
+    match (old, new) {
+        (Value::Object(a), Value::Object(b)) => {
+            let keys: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+            for k in keys {
+                path.push(Step::Key(k));
+                let r = match (a.get(k), b.get(k)) {
+                    (Some(x), Some(y)) => walk_from(path, x, y, visit),
+                    (x, y) => visit(path, x, y),
+                };
+                path.pop();
+                r?;
+            }
+            ControlFlow::Continue(())
+        }
+        (Value::Array(a), Value::Array(b)) if a.len() == b.len() => {
+            for (i, (x, y)) in a.iter().zip(b).enumerate() {
+                path.push(Step::Index(i));
+                let r = walk_from(path, x, y, visit);
+                path.pop();
+                r?;
+            }
+            ControlFlow::Continue(())
+        }
+        _ => visit(path, Some(old), Some(new)),
+    }
+}
+
+/// A path as the reports write it: `decodes[0].expect.outputs`; the empty path is `""`.
+pub fn render(path: &[Step]) -> String {
+    let mut s = String::new();
+    for step in path {
+        match step {
+            Step::Key(k) if s.is_empty() => s.push_str(k),
+            Step::Key(k) => s.push_str(&format!(".{k}")),
+            Step::Index(i) => s.push_str(&format!("[{i}]")),
+        }
+    }
+    s
+}
+
+/// The value at `path` in `root`.
+pub fn at<'a>(root: &'a Value, path: &[Step]) -> Option<&'a Value> {
+    path.iter().try_fold(root, |v, step| match step {
+        Step::Key(k) => v.get(*k),
+        Step::Index(i) => v.get(*i),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn places(a: &Value, b: &Value) -> Vec<String> {
+        let mut out = Vec::new();
+        walk(a, b, &mut |p, x, y| {
+            out.push(format!("{} {x:?} {y:?}", render(p)));
+            ControlFlow::Continue(())
+        });
+        out
+    }
+
+    #[test]
+    fn every_place_in_key_then_index_order() {
+        let a = json!({"b": ["1", "2"], "a": {"x": 1}, "c": [1]});
+        let b = json!({"b": ["1", "3"], "a": {"y": 1}, "c": [1, 2]});
+        assert_eq!(
+            places(&a, &b),
+            [
+                "a.x Some(Number(1)) None",
+                "a.y None Some(Number(1))",
+                "b[1] Some(String(\"2\")) Some(String(\"3\"))",
+                "c Some(Array [Number(1)]) Some(Array [Number(1), Number(2)])",
+            ]
+        );
+        assert_eq!(at(&b, &[Step::Key("b"), Step::Index(1)]), Some(&json!("3")));
+        assert!(places(&a, &a).is_empty());
+    }
+}
