@@ -24,10 +24,9 @@
 use crate::bounds::Profile;
 use crate::bounds::certificate;
 use crate::canon::{self, J};
-use crate::fill::LineError;
 use crate::load;
 use crate::lower::{self, jpegai_int};
-use crate::request::members;
+use crate::request::{LineError, members};
 use crate::run::{Given, Outcome, Sequence};
 use crate::stage::dec::Dec;
 use crate::stage::mans::{self, SpanIn};
@@ -281,7 +280,6 @@ pub fn fill_line(v: &Value) -> Result<String, LineError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fill::{self, LineError};
     use crate::lower::jpegai_int::tests::bundle;
 
     fn record(files: &[(String, Vec<u8>)], soz: &str, grfs_y: usize) -> String {
@@ -298,7 +296,7 @@ mod tests {
     }
 
     fn expect(line: &str) -> Value {
-        match fill::fill_line(line) {
+        match fill_line(&serde_json::from_str(line).unwrap()) {
             Ok(s) => serde_json::from_str::<Value>(&s).unwrap()["expect"].clone(),
             Err(LineError::Bad(m) | LineError::Bug(m)) => panic!("{m}"),
         }
@@ -370,7 +368,7 @@ mod tests {
                 "bundle.norm.json",
             ),
         ] {
-            match fill::fill_line(&line) {
+            match fill_line(&serde_json::from_str(&line).unwrap()) {
                 Err(LineError::Bad(m)) => assert!(m.starts_with(field), "{m}"),
                 _ => panic!("{field}: not a line error"),
             }

@@ -7,7 +7,8 @@ use wai_checker::cis2::arith::{After, Before, Rule};
 use wai_checker::cis2::decode::{self, Files};
 use wai_checker::cis2::synth::{self, Spec, tokenizer_json};
 use wai_checker::cis2::{env, pinned, receipt, reduce, rope, tokenizer};
-use wai_checker::fill::{self, LineError};
+use wai_checker::fill;
+use wai_checker::request::LineError;
 
 fn f(bits: u32) -> f32 {
     f32::from_bits(bits)

@@ -35,10 +35,9 @@ pub mod world;
 use crate::bounds::Profile;
 use crate::bounds::certificate::{self, Certified};
 use crate::canon::{self, J};
-use crate::fill::LineError;
 use crate::load;
 use crate::plan::{self, PlanErr, Shape, When};
-use crate::request::{Bad, bad, members};
+use crate::request::{Bad, LineError, bad, members};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
