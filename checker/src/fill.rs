@@ -3,12 +3,12 @@
 //! written out or a scale record whose inputs are recipes and outputs digests ([`crate::recipe`]).
 
 use crate::canon::{self, J};
-use crate::load;
 use crate::ops::{Bug, Tensor};
 use crate::recipe::{self, RecipeTensor};
 use crate::request::{Bad, LineError, array, at, bad, int_str, members, shape};
 use crate::run::{Given, Outcome, Sequence};
 use crate::whg1::Kind;
+use crate::whg1::load;
 use serde_json::Value;
 
 /// A decode's data inputs as the request gives them.

@@ -24,7 +24,6 @@
 use crate::bounds::Profile;
 use crate::bounds::certificate;
 use crate::canon::{self, J};
-use crate::load;
 use crate::lower::{self, jpegai_int};
 use crate::request::{LineError, members};
 use crate::run::{Given, Outcome, Sequence};
@@ -32,6 +31,7 @@ use crate::stage::dec::Dec;
 use crate::stage::mans::{self, SpanIn};
 use crate::stage::scalar::{self, DecTensor};
 use crate::whg1::Graph;
+use crate::whg1::load;
 use serde_json::Value;
 
 /// One plane's outputs, each `[C, …]` in CHW order.

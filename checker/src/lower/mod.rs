@@ -17,7 +17,7 @@
 //! 1. the lowering's own load checks, then the caps on the lowered bytes (docs/assumptions.md L1:
 //!    every input `[C, 1, 1]`, every scalar at the bottom of its range, planned by [`crate::plan`]);
 //!    a set refused here has no graphs;
-//! 2. each lowered graph's load steps 1–7 and the bounds pass ([`crate::load::check`]); a set refused
+//! 2. each lowered graph's load steps 1–7 and the bounds pass ([`crate::whg1::load::check`]); a set refused
 //!    here has its graphs and no certificate;
 //! 3. the certificate (§8.5), with `set_sha256` the SHA-256 of the one file for `int_synth/1` and
 //!    `null` for the provisional forms and the `jpegai-int/1` bundle (L3, L6);
@@ -35,9 +35,9 @@ pub mod world;
 use crate::bounds::Profile;
 use crate::bounds::certificate::{self, Certified};
 use crate::canon::{self, J};
-use crate::load;
 use crate::plan::{self, PlanErr, Shape, When};
 use crate::request::{Bad, LineError, bad, members};
+use crate::whg1::load;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
