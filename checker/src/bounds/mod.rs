@@ -2,7 +2,7 @@
 
 pub mod certificate;
 pub mod interval;
-pub mod params;
+pub mod npu;
 pub mod profile;
 pub mod rules;
 pub mod sat;

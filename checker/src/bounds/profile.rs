@@ -1,9 +1,81 @@
-//! What a node, an input and a scalar meet (§7, §8.5), and the verdict with its first failures.
+//! §7's profiles: what a node, an input and a scalar meet, the `acc32` parameter conditions (§7.2),
+//! and each profile's first failure (§8.5).
 
 use super::interval::{Class, Profile};
-use super::params;
 use super::rules::{Node, Pass};
-use crate::whg1::{Graph, Op, Policy};
+use crate::whg1::{Graph, Op, OpKind, Placement, Policy, Rq, Weights};
+
+fn fits_i32(v: i64) -> bool {
+    i32::try_from(v).is_ok()
+}
+
+/// Whether every weight fits `i32`: its extremes do.
+fn all_fit_i32(w: &Weights) -> bool {
+    let (lo, hi) = w.range();
+    fits_i32(lo) && fits_i32(hi)
+}
+
+/// §7.2's parameter conditions the node fails, in that table's order (docs/assumptions.md B6 for
+/// `chscale`'s `M`: every row).
+pub fn acc32_params(op: &Op) -> Vec<&'static str> {
+    let mut out = Vec::new();
+    let rq_keys = |rq: &Rq, out: &mut Vec<&'static str>| {
+        if !rq.mult.iter().all(|&m| fits_i32(m)) {
+            out.push("rq.mult");
+        }
+        let max_shift = if crate::mutants::active("acc32-shift-64") {
+            64
+        } else {
+            63
+        };
+        if !rq.shift.iter().all(|&s| s <= max_shift) {
+            out.push("rq.shift");
+        }
+        let placed = rq.placement == Placement::Post
+            || (rq.placement == Placement::Pre && crate::mutants::active("acc32-pre-bias-checked"));
+        if placed && !rq.bias.iter().all(|&b| fits_i32(b)) {
+            out.push("rq.post_bias");
+        }
+    };
+    match &op.kind {
+        OpKind::Conv(p) => {
+            rq_keys(&p.rq, &mut out);
+            if !all_fit_i32(&p.w) {
+                out.push("weights");
+            }
+        }
+        OpKind::ConvT(p) => {
+            rq_keys(&p.rq, &mut out);
+            if !all_fit_i32(&p.w) {
+                out.push("weights");
+            }
+        }
+        OpKind::Rescale(rq) | OpKind::Mul(rq) | OpKind::Gram { rq, .. } | OpKind::Apply { rq, .. } => {
+            rq_keys(rq, &mut out)
+        }
+        OpKind::Chscale { m, shift, .. } => {
+            if !m.iter().all(|&v| fits_i32(v)) {
+                out.push("chscale.m");
+            }
+            if *shift > 63 {
+                out.push("chscale.s");
+            }
+        }
+        OpKind::Igdn { gf, frac, gamma, .. } => {
+            if !gamma.iter().all(|&v| fits_i32(v)) {
+                out.push("igdn.gamma");
+            }
+            if *gf > 63 || (*frac > 63 && !crate::mutants::active("acc32-igdn-frac-unchecked")) {
+                out.push("igdn.shift");
+            }
+        }
+        OpKind::Leaky { a, .. } if !fits_i32(*a) && !crate::mutants::active("acc32-leaky-a-unchecked") => {
+            out.push("leaky.a");
+        }
+        _ => {}
+    }
+    out
+}
 
 /// Why something fails a profile: §8.5's `key`, with `bits` for an interval key.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -47,7 +119,7 @@ pub fn node_failure(op: &Op, g: &Graph, node: &Node, p: Profile) -> Option<Why> 
         return Some(Why { key, bits: Some(bits) });
     }
     if p == Profile::Acc32 {
-        if let Some(first) = params::acc32_params(op).first() {
+        if let Some(first) = acc32_params(op).first() {
             return Some(Why {
                 key: (*first).to_string(),
                 bits: None,
