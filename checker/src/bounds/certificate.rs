@@ -2,9 +2,9 @@
 
 use super::interval::{Iv, Profile};
 use super::npu;
+use super::pass::Pass;
 use super::profile::acc32_params;
 use super::profile::{Failure, first_failure, node_failure};
-use super::rules::Pass;
 use crate::canon::J;
 use crate::whg1::{Graph, Kind};
 

@@ -3,9 +3,11 @@
 pub mod certificate;
 pub mod interval;
 pub mod npu;
+pub mod pass;
 pub mod profile;
 pub mod rules;
 pub mod sat;
 
 pub use interval::{Iv, Profile};
-pub use rules::{Pass, Refuse, pass};
+pub use pass::{Pass, pass};
+pub use rules::Refuse;

@@ -2,7 +2,7 @@
 //! and each profile's first failure (§8.5).
 
 use super::interval::{Class, Profile};
-use super::rules::{Node, Pass};
+use super::pass::{Node, Pass};
 use crate::whg1::{Graph, Op, OpKind, Placement, Policy, Rq, Weights};
 
 fn fits_i32(v: i64) -> bool {
