@@ -1,10 +1,9 @@
 //! The bounds certificate (§8.5) as canonical JSON, and the verdict it carries.
 
-use super::interval::{Iv, Profile};
+use super::interval::Iv;
 use super::npu;
 use super::pass::Pass;
-use super::profile::acc32_params;
-use super::profile::{Failure, first_failure, node_failure};
+use super::profile::{Failure, Profile, acc32_params, first_failure, node_failure};
 use crate::canon::J;
 use crate::whg1::{Graph, Kind};
 
@@ -123,7 +122,7 @@ fn graph_json(c: &Certified) -> J {
                 node.rec
                     .items
                     .iter()
-                    .map(|(key, _, iv)| (*key, J::obj(iv_json(*iv))))
+                    .map(|(key, iv)| (*key, J::obj(iv_json(*iv))))
                     .collect(),
             );
             let outs = op

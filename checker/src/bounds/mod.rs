@@ -8,6 +8,7 @@ pub mod profile;
 pub mod rules;
 pub mod sat;
 
-pub use interval::{Iv, Profile};
+pub use interval::Iv;
 pub use pass::{Pass, pass};
+pub use profile::Profile;
 pub use rules::Refuse;

@@ -2,7 +2,7 @@
 
 use super::rq::rq_rule;
 use super::{Out, k_c};
-use crate::bounds::interval::{Class, Iv, Rec};
+use crate::bounds::interval::{Iv, Rec};
 use crate::bounds::sat::{Ctx, S};
 use crate::plan::Shape;
 use crate::whg1::Rq;
@@ -35,8 +35,8 @@ fn contraction(c: &mut Ctx, rec: &mut Rec, rq: &Rq, a: Iv, b: Iv, n: u128, keys:
     let lo = c.mul(n, term.lo.min(S::ZERO));
     let hi = c.mul(n, term.hi.max(S::ZERO));
     let acc = Iv::new(lo, hi);
-    rec.put(keys.0, Class::Acc, term);
-    rec.put(keys.1, Class::Acc, acc);
+    rec.put(keys.0, term);
+    rec.put(keys.1, acc);
     let y = rq_rule(c, rec, rq, 0, acc);
     Out {
         results: vec![y],

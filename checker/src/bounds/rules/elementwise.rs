@@ -2,7 +2,7 @@
 //! input's interval under the map.
 
 use super::{Out, plain, si};
-use crate::bounds::interval::{Class, Iv, Rec, hull_into};
+use crate::bounds::interval::{Iv, Rec, hull_into};
 use crate::bounds::sat::{Ctx, S};
 
 /// `add`: `[la + lb, ha + hb]`.
@@ -67,10 +67,10 @@ pub(super) fn leaky(c: &mut Ctx, rec: &mut Rec, x: Iv, a: i64, f: u32) -> Out {
         };
         let neg_part = Iv::new(x.lo, top);
         let p = c.corner(neg_part, Iv::point(si(a)));
-        rec.put("leaky.p", Class::Acc, p);
+        rec.put("leaky.p", p);
         hull_into(&mut out, c.shr_iv(p, f));
     } else {
-        rec.put("leaky.p", Class::Acc, Iv::point(S::ZERO));
+        rec.put("leaky.p", Iv::point(S::ZERO));
     }
     if !x.hi.is_neg() {
         hull_into(&mut out, Iv::new(x.lo.max(S::ZERO), x.hi));

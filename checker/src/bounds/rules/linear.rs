@@ -10,7 +10,7 @@
 
 use super::rq::rq_rule;
 use super::{Out, k_c, range_bits, si};
-use crate::bounds::interval::{Class, Iv, Rec, hull_into};
+use crate::bounds::interval::{Iv, Rec, hull_into};
 use crate::bounds::sat::{Ctx, S};
 use crate::whg1::{Conv, ConvT};
 
@@ -48,13 +48,13 @@ fn signed_sums(w: &[i64]) -> (i128, i128) {
 pub(super) fn conv(c: &mut Ctx, rec: &mut Rec, p: &Conv, x: Iv) -> Out {
     let (wlo, whi) = p.w.range();
     let term = c.corner(Iv::new(si(wlo), si(whi)), x);
-    rec.put("conv.term", Class::Acc, term);
+    rec.put("conv.term", term);
     let per = p.w.len() / p.cout as usize;
     let mut y: Option<Iv> = None;
     for o in 0..p.cout as usize {
         let (sp, sn) = signed_sums(&p.w[o * per..(o + 1) * per]);
         let acc = partial_sum(c, x, sp, sn, p.rq.pre(o));
-        rec.put("conv.acc", Class::Acc, acc);
+        rec.put("conv.acc", acc);
         hull_into(&mut y, rq_rule(c, rec, &p.rq, o, acc));
     }
     Out {
@@ -70,7 +70,7 @@ pub(super) fn conv(c: &mut Ctx, rec: &mut Rec, p: &Conv, x: Iv) -> Out {
 pub(super) fn conv_transpose(c: &mut Ctx, rec: &mut Rec, p: &ConvT, x: Iv, cin: u64) -> Out {
     let (wlo, whi) = p.w.range();
     let term = c.corner(Iv::new(si(wlo), si(whi)), x);
-    rec.put("convT.term", Class::Acc, term);
+    rec.put("convT.term", term);
     let (cout, kh, kw) = (p.cout as usize, p.kh as usize, p.kw as usize);
     let (sh, sw) = (p.sh as usize, p.sw as usize);
     // Residues that hold taps: ρy < min(sh, kh), ρx < min(sw, kw) (B11).
@@ -101,7 +101,7 @@ pub(super) fn conv_transpose(c: &mut Ctx, rec: &mut Rec, p: &ConvT, x: Iv, cin: 
             hull_into(&mut acc, partial_sum(c, x, 0, 0, b));
         }
         let acc = acc.expect("a residue");
-        rec.put("convT.acc", Class::Acc, acc);
+        rec.put("convT.acc", acc);
         hull_into(&mut y, rq_rule(c, rec, &p.rq, o, acc));
     }
     Out {

@@ -2,7 +2,7 @@
 
 use super::rq::{rq_channels, rq_pq, rq_rule};
 use super::{Out, bits_of, plain, si};
-use crate::bounds::interval::{Class, Iv, Rec, hull_into};
+use crate::bounds::interval::{Iv, Rec, hull_into};
 use crate::bounds::sat::Ctx;
 use crate::num::Round;
 use crate::whg1::{Rq, ScalarRec};
@@ -32,7 +32,7 @@ pub(super) fn chscale(
     let s = u32::from(shift);
     let mut q: Option<Iv> = None;
     for ch in 0..n_c {
-        rec.put("rq.t", Class::Acc, x);
+        rec.put("rq.t", x);
         let rows = if crate::mutants::active("iv-chscale-all-rows") {
             0..=(m.len() / n_c) as i64 - 1
         } else {
@@ -41,13 +41,13 @@ pub(super) fn chscale(
         for r in rows {
             let mv = m[r as usize * n_c + ch];
             let (p_iv, q_iv) = rq_pq(c, x, si(mv), s, round);
-            rec.put("rq.p", Class::Product, p_iv);
-            rec.put("rq.q", Class::Acc, q_iv);
+            rec.put("rq.p", p_iv);
+            rec.put("rq.q", q_iv);
             hull_into(&mut q, q_iv);
         }
     }
     let q = q.expect("a row");
-    rec.put("rq.y", Class::Acc, q);
+    rec.put("rq.y", q);
     Out {
         results: vec![q],
         k_c: None,
@@ -60,7 +60,7 @@ pub(super) fn chscale(
 /// rules.
 pub(super) fn mul(c: &mut Ctx, rec: &mut Rec, rq: &Rq, a: Iv, b: Iv) -> Out {
     let p = c.corner(a, b);
-    rec.put("mul.p", Class::Acc, p);
+    rec.put("mul.p", p);
     let mut y: Option<Iv> = None;
     for o in 0..rq_channels(rq) {
         hull_into(&mut y, rq_rule(c, rec, rq, o, p));

@@ -2,7 +2,7 @@
 //! `R_round` evaluated as §2 writes it (docs/assumptions.md B3).
 
 use super::si;
-use crate::bounds::interval::{Class, Iv, Rec};
+use crate::bounds::interval::{Iv, Rec};
 use crate::bounds::sat::{Ctx, S};
 use crate::num::Round;
 use crate::whg1::Rq;
@@ -59,18 +59,18 @@ pub(super) fn rq_pq(c: &mut Ctx, t: Iv, m: S, s: u32, round: Round) -> (Iv, Iv) 
 
 /// The `rq` rules for channel `o` on `rq.t = t`; records `rq.t`, `rq.p`, `rq.q`, `rq.y` and returns `rq.y`.
 pub(super) fn rq_rule(c: &mut Ctx, rec: &mut Rec, rq: &Rq, o: usize, t: Iv) -> Iv {
-    rec.put("rq.t", Class::Acc, t);
+    rec.put("rq.t", t);
     let m = rq.mult(o).map_or(S::from_i128(1), si);
     let (p, q) = rq_pq(c, t, m, rq.shift(o), rq.round);
-    rec.put("rq.p", Class::Product, p);
-    rec.put("rq.q", Class::Acc, q);
+    rec.put("rq.p", p);
+    rec.put("rq.q", q);
     let post = if crate::mutants::active("iv-rq-post-bias-ignored") {
         0
     } else {
         rq.post(o)
     };
     let y = c.add_iv(q, si(post));
-    rec.put("rq.y", Class::Acc, y);
+    rec.put("rq.y", y);
     y
 }
 

@@ -2,17 +2,17 @@
 
 use super::elementwise::abs_image;
 use super::{Out, plain, si};
-use crate::bounds::interval::{Class, Iv, Rec, hull_into};
+use crate::bounds::interval::{Iv, Rec, hull_into};
 use crate::bounds::sat::{Ctx, S};
 
 /// The `exp_neg_q16` rule on the interval of `u = −x`.
 pub(super) fn exp_neg_q16(c: &mut Ctx, rec: &mut Rec, u: Iv) {
-    rec.put("exp.negx", Class::Acc, u);
+    rec.put("exp.negx", u);
     let k = S::from_i128(45426);
     let nlo = c.div_floor(u.lo, k);
     let nhi = c.div_floor(u.hi, k);
     let nl = Iv::new(c.mul(k, nlo), c.mul(k, nhi));
-    rec.put("exp.nl", Class::Acc, nl);
+    rec.put("exp.nl", nl);
     let t_lo = if crate::mutants::active("iv-exp-t2-from-zero") {
         0
     } else {
@@ -22,9 +22,9 @@ pub(super) fn exp_neg_q16(c: &mut Ctx, rec: &mut Rec, u: Iv) {
         c.mul(S::from_i128(t_lo), S::from_i128(t_lo)),
         c.mul(S::from_i128(88670), S::from_i128(88670)),
     );
-    rec.put("exp.t2", Class::Acc, t2);
+    rec.put("exp.t2", t2);
     let q = c.shr(t2.hi, 16);
-    rec.put("exp.c", Class::Acc, Iv::new(S::ZERO, c.mul(S::from_i128(23495), q)));
+    rec.put("exp.c", Iv::new(S::ZERO, c.mul(S::from_i128(23495), q)));
 }
 
 /// `sigmoid`: `u` is the image of the input's interval under `|·|`.
@@ -36,7 +36,7 @@ pub(super) fn sigmoid(c: &mut Ctx, rec: &mut Rec, x: Iv) -> Out {
     } else {
         c.mul(S::from_i128(65553), S::pow2(16))
     };
-    rec.put("sig.num", Class::Acc, Iv::new(S::ZERO, num));
+    rec.put("sig.num", Iv::new(S::ZERO, num));
     plain(vec![Iv::new(S::ZERO, S::pow2(16))])
 }
 
@@ -52,7 +52,7 @@ pub(super) fn elu(c: &mut Ctx, rec: &mut Rec, x: Iv, alpha: i64) -> Out {
         17
     };
     let p = c.corner(Iv::point(si(alpha)), Iv::new(n16, S::from_i128(top)));
-    rec.put("elu.p", Class::Wide, p);
+    rec.put("elu.p", p);
     let mut y: Option<Iv> = None;
     if x.hi > S::ZERO {
         hull_into(&mut y, Iv::new(x.lo.max(S::from_i128(1)), x.hi));
