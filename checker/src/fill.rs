@@ -187,7 +187,7 @@ pub fn fill_line(line: &str) -> Result<String, LineError> {
         return crate::lower::fill_line(&v);
     }
     if v.as_object().is_some_and(|m| m.contains_key("bundle")) {
-        return crate::scale_path::fill_line(&v);
+        return crate::lower::scale_path::fill_line(&v);
     }
     // A DetessDequant record has a "buffers" member (a call) or an "in" holding "q" (numeric).
     if crate::dequant::fill::is_dequant(&v) {

@@ -20,8 +20,8 @@
 //!   read and self-tested, never changed: its numerical-core and whole-call records;
 //! - [`lower`]: the lowerings of §13 (`int_synth/1`, `whm1/1`, `wam1/1`, `wmb1/1`, `world/1`,
 //!   `jpegai-int/1`) to canonical `WHG1` bytes (§13.0), their load checks, certificates and
-//!   lowering records; [`scale_path`]: `wai.image.jpegai`'s scale path and entropy decodes
-//!   (§13.6.1) as scale-path records;
+//!   lowering records, and (`lower::scale_path`) `wai.image.jpegai`'s scale path and entropy
+//!   decodes (§13.6.1) as scale-path records;
 //! - [`recipe`]: the scale tier's record form (docs/protocol.md): `splitmix64` recipes for input
 //!   tensors, SHA-256 digests and samples for output tensors, and the written-out expansion;
 //! - [`fill`], [`certify`]: the commands (docs/protocol.md);
@@ -68,7 +68,6 @@ pub mod recipe;
 pub mod refusal;
 pub mod request;
 pub mod run;
-pub mod scale_path;
 pub mod stage;
 pub mod testgen;
 pub mod whg1;

@@ -11,6 +11,9 @@
 //! | `world/1` | [`world`] | `wai.world.model` | `T`, `g_s` |
 //! | `jpegai-int/1` | [`jpegai_int`] | `wai.image.jpegai` | `hs_y`, `hs_uv` |
 //!
+//! [`scale_path`] decodes through the `jpegai-int/1` bundle's scale graphs: the scale path and the
+//! entropy decodes of §13.6.1, as scale-path records.
+//!
 //! **A set's outcome**, in order (each refusal with the capability's code: `payload_malformed` for
 //! `int_synth/1`, `model_mismatch` for the others):
 //!
@@ -26,6 +29,7 @@
 pub mod form;
 pub mod int_synth;
 pub mod jpegai_int;
+pub mod scale_path;
 pub mod source;
 pub mod wam1;
 pub mod whm1;
