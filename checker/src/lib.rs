@@ -24,9 +24,11 @@
 //!   decodes (§13.6.1) as scale-path records;
 //! - [`recipe`]: the scale tier's record form (docs/protocol.md): `splitmix64` recipes for input
 //!   tensors, SHA-256 digests and samples for output tensors, and the written-out expansion;
-//! - [`fill`], [`certify`]: the commands (docs/protocol.md);
-//! - [`testgen`]: a `WHG1` writer, random graphs, an E1 encoder, random stage requests and
-//!   differential runs, for tests.
+//! - [`request`]: what every request reader shares, the line outcome and the line loop;
+//! - [`fill`], [`certify`]: the commands (docs/protocol.md).
+//!
+//! Test material (random graphs and stage requests, an E1 encoder, differential runs, small CIS-2
+//! models) is the crate `wai-checker-testgen` (`checker/testgen/`), not this library.
 //!
 //! # Method, where it differs from the spec's definitions
 //!
@@ -68,6 +70,7 @@ pub mod recipe;
 pub mod refusal;
 pub mod request;
 pub mod run;
+#[cfg(test)]
+mod seeded;
 pub mod stage;
-pub mod testgen;
 pub mod whg1;

@@ -2,10 +2,10 @@
 //! across a sequence, and the reader's robustness.
 
 use wai_checker::refusal::Code;
-use wai_checker::testgen::random::{self, Rng};
 use wai_checker::whg1::load;
 use wai_checker::whg1::write::{GraphW, InputW, OpW, P, RqW, TensorW};
 use wai_checker::{fill, whg1};
+use wai_checker_testgen::random::{self, Rng};
 
 fn graph(tensors: Vec<TensorW>, inputs: Vec<InputW>, ops: Vec<OpW>, outputs: Vec<u32>) -> GraphW {
     GraphW {

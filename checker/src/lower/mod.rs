@@ -416,7 +416,7 @@ mod tests {
     /// is a value, never a panic, whatever the edit makes of the set.
     #[test]
     fn hostile_sets_never_panic() {
-        use crate::testgen::random::Rng;
+        use crate::seeded::Rng;
         let whm1 = r#"{"h_s":{"afrac":12,"gf":10,"layers":[{"bias":[10,-10],"c":2,"k":3,"mult":[300,-200],"out":2,"pad":1,"stride":1,"tag":1,"weights":[[[[1,2,3],[4,5,6],[7,8,9]],[[1,2,3],[4,5,6],[7,8,9]]],[[[1,2,3],[4,5,6],[7,8,9]],[[1,2,3],[4,5,6],[7,8,9]]]]},{"tag":3},{"beta":[4096,4096],"c":2,"gamma":[[1024,10],[0,1024]],"tag":2},{"slope_frac":4,"slope_q":3,"tag":4}],"shift":8},"g_s":{"afrac":12,"gf":10,"layers":[{"bias":[0],"c":2,"k":2,"mult":[256],"opad":1,"out":1,"pad":0,"stride":2,"tag":0,"weights":[[[[1,2],[3,4]]],[[[5,6],[7,8]]]]}],"shift":8}}"#;
         let wam1 = r#"{"g_s":{"afrac":10,"gf":12,"layers":[{"bias":[100],"c":2,"k":4,"mult":[64],"opad":0,"out":1,"pad":1,"stride":2,"tag":0,"weights":[[[-1493,786,-1751,979]],[[747,-354,-1864,-1081]]]},{"beta":[1048576],"c":1,"gamma":[[4096]],"tag":2}],"shift":6}}"#;
         let net = r#"{"afrac":9,"gf":0,"layers":[{"bias":[0,0],"c":3,"k":1,"mult":[1,1],"out":2,"pad":0,"stride":1,"tag":1,"weights":[[[[1]],[[2]],[[3]]],[[[4]],[[5]],[[6]]]]}],"shift":2}"#;

@@ -379,7 +379,7 @@ mod tests {
     /// outputs or its refusal), never a panic or a checker bug.
     #[test]
     fn hostile_records_fill() {
-        use crate::testgen::random::Rng;
+        use crate::seeded::Rng;
         let mut r = Rng::new(7);
         let mut decoded = 0;
         for i in 0..7 {

@@ -116,7 +116,7 @@ pub(super) fn conv_transpose(c: &mut Ctx, rec: &mut Rec, p: &ConvT, x: Iv, cin: 
 mod tests {
     use super::super::min_max;
     use super::*;
-    use crate::testgen::random::Rng;
+    use crate::seeded::Rng;
 
     /// §8.2's definition, folded term by term with §8.1's saturation after every operation.
     fn literal(c: &mut Ctx, x: Iv, w: &[i64], b: i64) -> Iv {

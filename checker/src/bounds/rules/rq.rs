@@ -83,7 +83,7 @@ pub(super) fn rq_channels(rq: &Rq) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testgen::random::Rng;
+    use crate::seeded::Rng;
 
     #[test]
     fn r_round_in_the_pass_matches_fixed_width() {
