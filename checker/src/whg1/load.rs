@@ -1,5 +1,5 @@
 //! Loading a graph: §10.5 steps 1–8 in order, each failure with its refusal code (§4). Steps 1–6
-//! are the reader's ([`super::read`]); step 7 is the plan ([`crate::plan`]); step 8 is the bounds
+//! are the reader's ([`read`](mod@super::read)); step 7 is the plan ([`crate::plan`]); step 8 is the bounds
 //! pass ([`crate::bounds`]) and the verdict against `acc64`.
 
 use super::model::Graph;

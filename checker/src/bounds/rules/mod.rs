@@ -2,14 +2,14 @@
 //! function per operator. A rule reads its inputs' intervals and records the intermediates of Table
 //! 8.5-A, each the hull over channels (§8.1), and returns its producer results.
 //!
-//! - [`rq`]: the `rq` rules every requantising operator ends in;
-//! - [`linear`]: `conv`, `conv_transpose` (§8.2's closed form);
-//! - [`requant`]: `rescale`, `chscale`, `mul`;
-//! - [`contraction`]: `gram`, `apply`;
-//! - [`elementwise`]: `add`, `chunk_add`, `clamp`, `relu`, `abs`, `leaky`, `lut16`;
-//! - [`norm`]: `igdn`, `layernorm_c`, `l2norm`, `softmax`;
-//! - [`scalar_fn`]: `exp_neg_q16`, `sigmoid`, `elu`;
-//! - [`movement`]: the data-movement operators.
+//! - `rq`: the `rq` rules every requantising operator ends in;
+//! - `linear`: `conv`, `conv_transpose` (§8.2's closed form);
+//! - `requant`: `rescale`, `chscale`, `mul`;
+//! - `contraction`: `gram`, `apply`;
+//! - `elementwise`: `add`, `chunk_add`, `clamp`, `relu`, `abs`, `leaky`, `lut16`;
+//! - `norm`: `igdn`, `layernorm_c`, `l2norm`, `softmax`;
+//! - `scalar_fn`: `exp_neg_q16`, `sigmoid`, `elu`;
+//! - `movement`: the data-movement operators.
 
 mod contraction;
 mod elementwise;
