@@ -8,7 +8,7 @@
 use std::path::Path;
 use std::time::Instant;
 use wai_checker::cis2::receipt::{self, Tininess};
-use wai_checker::cis2::synth::{self, Spec};
+use wai_checker_testgen::cis2_synth::{self, Spec};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -20,7 +20,7 @@ fn main() {
     let dir = Path::new(dir);
     std::fs::create_dir_all(dir).expect("DIR");
     if !dir.join("model.safetensors").exists() {
-        synth::write_model(dir, &Spec::smollm2_shape(), 1).expect("write");
+        cis2_synth::write_model(dir, &Spec::smollm2_shape(), 1).expect("write");
     }
     let t = Instant::now();
     match receipt::receipt(dir, receipt::PINNED_PROMPT, steps, Tininess::host(), false) {

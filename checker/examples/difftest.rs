@@ -1,12 +1,12 @@
-//! Differential run: random requests (testgen::random) through another `fill`/`certify` (such as
-//! the oracle binary) and through this checker, compared byte for byte.
+//! Differential run: random requests (`wai_checker_testgen::random`) through another
+//! `fill`/`certify` (such as the oracle binary) and through this checker, compared byte for byte.
 //!
 //! ```text
 //! cargo run --release -p wai-checker --example difftest -- OTHER [FIRST_SEED] [COUNT] [OUT_DIR]
 //! ```
 
 use std::path::PathBuf;
-use wai_checker::testgen::differential;
+use wai_checker_testgen::differential;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();

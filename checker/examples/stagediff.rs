@@ -1,6 +1,6 @@
-//! Differential run of stage-operator vectors: seeded requests (testgen::stage), or the request
-//! lines of a file, through another `fill` (such as the oracle binary) and through this checker,
-//! compared byte for byte.
+//! Differential run of stage-operator vectors: seeded requests (`wai_checker_testgen::stage`), or
+//! the request lines of a file, through another `fill` (such as the oracle binary) and through this
+//! checker, compared byte for byte.
 //!
 //! ```text
 //! cargo run --release -p wai-checker --example stagediff -- OTHER [FIRST_SEED] [COUNT] [OUT_DIR]
@@ -8,7 +8,7 @@
 //! ```
 
 use std::path::PathBuf;
-use wai_checker::testgen::differential;
+use wai_checker_testgen::differential;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();

@@ -6,7 +6,8 @@
 //! ```
 use std::io::BufRead;
 use wai_checker::bounds::{Profile, certificate};
-use wai_checker::{load, plan, whg1};
+use wai_checker::whg1::load;
+use wai_checker::{plan, whg1};
 
 fn main() {
     for line in std::io::stdin().lock().lines() {

@@ -2,7 +2,7 @@
 
 use crate::bounds::certificate::{self, Certified};
 use crate::canon;
-use crate::load;
+use crate::whg1::load;
 use sha2::{Digest, Sha256};
 
 /// One graph to certify: its role and its bytes.

@@ -3,11 +3,11 @@
 //! same position, and for an operator that ends in `rq` (§5.1) its steps up to the rounding.
 
 use crate::fill::{self, Inputs};
-use crate::load;
 use crate::num::Round;
 use crate::ops::rq;
 use crate::run::{Outcome, Sequence};
 use crate::whg1::Kind;
+use crate::whg1::load;
 use serde_json::Value;
 
 /// The operands of element `index` (CHW) of output `output` of decode `decode` of a written-out

@@ -3,12 +3,12 @@
 //! written out or a scale record whose inputs are recipes and outputs digests ([`crate::recipe`]).
 
 use crate::canon::{self, J};
-use crate::load;
 use crate::ops::{Bug, Tensor};
 use crate::recipe::{self, RecipeTensor};
-use crate::request::{Bad, array, at, bad, int_str, members, shape};
+use crate::request::{Bad, LineError, array, at, bad, int_str, members, shape};
 use crate::run::{Given, Outcome, Sequence};
 use crate::whg1::Kind;
+use crate::whg1::load;
 use serde_json::Value;
 
 /// A decode's data inputs as the request gives them.
@@ -171,20 +171,6 @@ fn run_decode(seq: &mut Sequence, d: &ReqDecode, scale: bool) -> Result<J, Bug> 
     })
 }
 
-/// What went wrong with one line.
-pub enum LineError {
-    /// The request is malformed.
-    Bad(String),
-    /// The checker found a bug in itself.
-    Bug(String),
-}
-
-impl From<Bug> for LineError {
-    fn from(b: Bug) -> Self {
-        LineError::Bug(b.0)
-    }
-}
-
 /// Fills one request line; returns the canonical filled line, without its line feed.
 pub fn fill_line(line: &str) -> Result<String, LineError> {
     let v: Value = serde_json::from_str(line).map_err(|e| LineError::Bad(format!("not JSON: {e}")))?;
@@ -201,7 +187,7 @@ pub fn fill_line(line: &str) -> Result<String, LineError> {
         return crate::lower::fill_line(&v);
     }
     if v.as_object().is_some_and(|m| m.contains_key("bundle")) {
-        return crate::scale_path::fill_line(&v);
+        return crate::lower::scale_path::fill_line(&v);
     }
     // A DetessDequant record has a "buffers" member (a call) or an "in" holding "q" (numeric).
     if crate::dequant::fill::is_dequant(&v) {
@@ -256,7 +242,7 @@ pub fn fill_line(line: &str) -> Result<String, LineError> {
 /// `err` as `line N: <field>: <what is wrong>`. Every line ends with a line feed; a last line without
 /// one is read as well.
 pub fn fill(input: &[u8], out: &mut String, err: &mut dyn FnMut(String)) -> usize {
-    fill_lines(input, out, err, &|line| match line {
+    crate::request::fill_lines(input, out, err, &|line| match line {
         _ if crate::mutants::active("crash-on-stage") && line.contains("\"op\"") => std::process::exit(3),
         _ if crate::mutants::active("hang-on-cis2") && line.contains("\"fn\"") => loop {
             std::thread::sleep(std::time::Duration::from_secs(3600));
@@ -266,40 +252,4 @@ pub fn fill(input: &[u8], out: &mut String, err: &mut dyn FnMut(String)) -> usiz
         }
         _ => fill_line(line),
     })
-}
-
-/// Fills every line of `input` with `fill_line` into `out`; returns the number of bad lines,
-/// after reporting each on `err` as `line N: …` (a line that is not UTF-8 is one).
-pub fn fill_lines(
-    input: &[u8],
-    out: &mut String,
-    err: &mut dyn FnMut(String),
-    fill_line: &dyn Fn(&str) -> Result<String, LineError>,
-) -> usize {
-    if input.is_empty() {
-        return 0;
-    }
-    let body = input.strip_suffix(b"\n").unwrap_or(input);
-    let mut bad_lines = 0;
-    for (n, line) in body.split(|&b| b == b'\n').enumerate() {
-        let result = match std::str::from_utf8(line) {
-            Ok(line) => fill_line(line),
-            Err(_) => Err(LineError::Bad("not JSON: not UTF-8".into())),
-        };
-        match result {
-            Ok(s) => {
-                out.push_str(&s);
-                out.push('\n');
-            }
-            Err(LineError::Bad(m)) => {
-                bad_lines += 1;
-                err(format!("line {}: {m}", n + 1));
-            }
-            Err(LineError::Bug(m)) => {
-                bad_lines += 1;
-                err(format!("line {}: checker bug: {m}", n + 1));
-            }
-        }
-    }
-    bad_lines
 }

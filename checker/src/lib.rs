@@ -5,9 +5,10 @@
 //! # Modules
 //!
 //! - [`canon`]: canonical JSON (§8.5, §14.1) and canonical integer strings;
-//! - [`whg1`]: the `WHG1` model and reader, load steps 1–6 (§10);
+//! - [`whg1`]: the `WHG1` model, its reader (load steps 1–6), the load (steps 1–8) and the
+//!   checker's own writer (§10);
 //! - [`plan`]: channel counts, shape rules and caps (§3, §4 run step 3, §5, §10.5 step 7);
-//! - [`load`]: load steps 1–8 and the refusal codes;
+//! - [`refusal`]: the refusal codes of §4;
 //! - [`num`]: §2's integer functions in fixed width;
 //! - [`ops`]: the 30 graph operators (§5);
 //! - [`run`]: run steps 1–4 and sequences with state (§4, §10.3);
@@ -19,13 +20,15 @@
 //!   read and self-tested, never changed: its numerical-core and whole-call records;
 //! - [`lower`]: the lowerings of §13 (`int_synth/1`, `whm1/1`, `wam1/1`, `wmb1/1`, `world/1`,
 //!   `jpegai-int/1`) to canonical `WHG1` bytes (§13.0), their load checks, certificates and
-//!   lowering records; [`scale_path`]: `wai.image.jpegai`'s scale path and entropy decodes
-//!   (§13.6.1) as scale-path records;
+//!   lowering records, and (`lower::scale_path`) `wai.image.jpegai`'s scale path and entropy
+//!   decodes (§13.6.1) as scale-path records;
 //! - [`recipe`]: the scale tier's record form (docs/protocol.md): `splitmix64` recipes for input
 //!   tensors, SHA-256 digests and samples for output tensors, and the written-out expansion;
-//! - [`fill`], [`certify`]: the commands (docs/protocol.md);
-//! - [`testgen`]: a `WHG1` writer, random graphs, an E1 encoder, random stage requests and
-//!   differential runs, for tests.
+//! - [`request`]: what every request reader shares, the line outcome and the line loop;
+//! - [`fill`], [`certify`]: the commands (docs/protocol.md).
+//!
+//! Test material (random graphs and stage requests, an E1 encoder, differential runs, small CIS-2
+//! models) is the crate `wai-checker-testgen` (`checker/testgen/`), not this library.
 //!
 //! # Method, where it differs from the spec's definitions
 //!
@@ -48,7 +51,7 @@
 //! - Lowerings: §13.2's `P_ℓ` is evaluated in `U256` (every value it forms is below `2^240`) with
 //!   `isqrt` bit by bit in `u128`, and `X_ℓ` by the literal binary search on `[0, 2^63]`; the caps
 //!   of a lowered graph are the run-time plan on the smallest inputs (docs/assumptions.md L1). The
-//!   `WHG1` bytes are written by the checker's own writer (`testgen::writer`), with every count
+//!   `WHG1` bytes are written by the checker's own writer (`whg1::write`), with every count
 //!   checked against its field first.
 
 pub mod bounds;
@@ -58,16 +61,16 @@ pub mod cis2;
 pub mod dequant;
 pub mod explain;
 pub mod fill;
-pub mod load;
 pub mod lower;
 pub mod mutants;
 pub mod num;
 pub mod ops;
 pub mod plan;
 pub mod recipe;
+pub mod refusal;
 pub mod request;
 pub mod run;
-pub mod scale_path;
+#[cfg(test)]
+mod seeded;
 pub mod stage;
-pub mod testgen;
 pub mod whg1;

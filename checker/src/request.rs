@@ -1,7 +1,9 @@
 //! What every request reader shares (docs/protocol.md): a line that breaks its form is a request
-//! error `<field>: <what is wrong>`, never a refusal.
+//! error `<field>: <what is wrong>`, never a refusal. Every filler returns a line's outcome as a
+//! [`LineError`] or the filled line, and [`fill_lines`] is the loop both `fill` commands run.
 
 use crate::canon;
+use crate::ops::Bug;
 use serde_json::{Map, Value};
 
 /// A request error: `<field>: <what is wrong>`.
@@ -72,4 +74,54 @@ pub fn shape(v: &Value, field: &str) -> Result<[u64; 3], Bad> {
         shape[i] = canon::parse_u64(int_str(d, &f)?).map_or_else(|| bad(&f, "not a dimension below 2^64"), Ok)?;
     }
     Ok(shape)
+}
+
+/// What went wrong with one line.
+pub enum LineError {
+    /// The request is malformed.
+    Bad(String),
+    /// The checker found a bug in itself.
+    Bug(String),
+}
+
+impl From<Bug> for LineError {
+    fn from(b: Bug) -> Self {
+        LineError::Bug(b.0)
+    }
+}
+
+/// Fills every line of `input` with `fill_line` into `out`; returns the number of bad lines,
+/// after reporting each on `err` as `line N: …` (a line that is not UTF-8 is one).
+pub fn fill_lines(
+    input: &[u8],
+    out: &mut String,
+    err: &mut dyn FnMut(String),
+    fill_line: &dyn Fn(&str) -> Result<String, LineError>,
+) -> usize {
+    if input.is_empty() {
+        return 0;
+    }
+    let body = input.strip_suffix(b"\n").unwrap_or(input);
+    let mut bad_lines = 0;
+    for (n, line) in body.split(|&b| b == b'\n').enumerate() {
+        let result = match std::str::from_utf8(line) {
+            Ok(line) => fill_line(line),
+            Err(_) => Err(LineError::Bad("not JSON: not UTF-8".into())),
+        };
+        match result {
+            Ok(s) => {
+                out.push_str(&s);
+                out.push('\n');
+            }
+            Err(LineError::Bad(m)) => {
+                bad_lines += 1;
+                err(format!("line {}: {m}", n + 1));
+            }
+            Err(LineError::Bug(m)) => {
+                bad_lines += 1;
+                err(format!("line {}: checker bug: {m}", n + 1));
+            }
+        }
+    }
+    bad_lines
 }

@@ -1,9 +1,9 @@
 //! A decode through a loaded graph: §4's run steps 1–4 in order, and a sequence of decodes carrying
 //! state (§10.3).
 
-use crate::load::Code;
 use crate::ops::{self, E, Tensor};
 use crate::plan::{self, PlanErr, Shape, When};
+use crate::refusal::Code;
 use crate::whg1::{Graph, Kind, Policy};
 use std::borrow::Cow;
 

@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 use wai_checker::certify::{self, Input};
-use wai_checker::testgen::writer::{GraphW, InputW, OpW, P, RqW, TensorW};
+use wai_checker::whg1::write::{GraphW, InputW, OpW, P, RqW, TensorW};
 
 fn one(tensors: Vec<TensorW>, ops: Vec<OpW>, outputs: Vec<u32>, scalars: Vec<(i64, i64)>) -> Vec<u8> {
     GraphW {

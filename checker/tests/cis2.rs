@@ -5,9 +5,10 @@ use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use wai_checker::cis2::arith::{After, Before, Rule};
 use wai_checker::cis2::decode::{self, Files};
-use wai_checker::cis2::synth::{self, Spec, tokenizer_json};
 use wai_checker::cis2::{env, pinned, receipt, reduce, rope, tokenizer};
-use wai_checker::fill::{self, LineError};
+use wai_checker::fill;
+use wai_checker::request::LineError;
+use wai_checker_testgen::cis2_synth::{self, Spec, tokenizer_json};
 
 fn f(bits: u32) -> f32 {
     f32::from_bits(bits)
@@ -304,7 +305,7 @@ fn scratch(name: &str) -> PathBuf {
 }
 
 fn write_model(dir: &Path, s: &Spec, seed: u64) {
-    synth::write_model(dir, s, seed).unwrap();
+    cis2_synth::write_model(dir, s, seed).unwrap();
 }
 
 fn config(s: &Spec) -> Value {
@@ -560,7 +561,7 @@ fn config_numbers_are_read_from_their_text() {
 #[test]
 fn threaded_matvec_keeps_each_rows_order() {
     let _p = env::pin().unwrap();
-    let mut rng = synth::Lcg(5);
+    let mut rng = cis2_synth::Lcg(5);
     let (rows, cols) = (301, 257); // above the parallel threshold, not a multiple of four
     let w: Vec<f32> = (0..rows * cols)
         .map(|_| f32::from_bits(u32::from(rng.bf16(2.0)) << 16))
@@ -582,7 +583,7 @@ fn threaded_matvec_keeps_each_rows_order() {
 #[test]
 fn tininess_rules_against_an_exact_model() {
     let _p = env::pin().unwrap();
-    let mut rng = synth::Lcg(99);
+    let mut rng = cis2_synth::Lcg(99);
     let two = |e: i32| 2f64.powi(e);
     let mut parted = 0;
     for n in 0..200_000u32 {

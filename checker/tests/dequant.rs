@@ -4,7 +4,8 @@
 
 use serde_json::{Value, json};
 use wai_checker::dequant::{core, env, fill as dfill};
-use wai_checker::fill::{self, LineError};
+use wai_checker::fill;
+use wai_checker::request::LineError;
 
 // ---------------------------------------------------------------------------------------------
 // Helpers

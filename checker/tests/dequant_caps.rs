@@ -6,7 +6,8 @@
 use serde_json::{Value, json};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use wai_checker::fill::{self, LineError};
+use wai_checker::fill;
+use wai_checker::request::LineError;
 
 struct Largest;
 

@@ -1,10 +1,11 @@
 //! End-to-end facts from the spec and docs: the protocol's example, load steps and codes, state
 //! across a sequence, and the reader's robustness.
 
-use wai_checker::load::{self, Code};
-use wai_checker::testgen::random::{self, Rng};
-use wai_checker::testgen::writer::{GraphW, InputW, OpW, P, RqW, TensorW};
+use wai_checker::refusal::Code;
+use wai_checker::whg1::load;
+use wai_checker::whg1::write::{GraphW, InputW, OpW, P, RqW, TensorW};
 use wai_checker::{fill, whg1};
+use wai_checker_testgen::random::{self, Rng};
 
 fn graph(tensors: Vec<TensorW>, inputs: Vec<InputW>, ops: Vec<OpW>, outputs: Vec<u32>) -> GraphW {
     GraphW {

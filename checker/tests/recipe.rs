@@ -4,9 +4,10 @@
 
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
-use wai_checker::fill::{self, LineError};
+use wai_checker::fill;
 use wai_checker::recipe::{self, RecipeTensor};
-use wai_checker::testgen::writer::{GraphW, InputW, OpW, TensorW};
+use wai_checker::request::LineError;
+use wai_checker::whg1::write::{GraphW, InputW, OpW, TensorW};
 
 fn recipe_tensor(seed: &str, lo: &str, hi: &str, shape: [u64; 3]) -> Value {
     json!({

@@ -60,7 +60,7 @@ pub fn run(seeds: Range<u64>) -> (Stats, Vec<Disagreement>) {
 
 /// One random request: `fill` on both sides, then the graph's certificate on both sides.
 pub fn one(seed: u64) -> (Stats, Option<Disagreement>) {
-    let request = wai_checker::testgen::random::request(seed);
+    let request = wai_checker_testgen::random::request(seed);
     let mut stats = Stats {
         requests: 1,
         ..Stats::default()

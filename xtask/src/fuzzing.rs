@@ -16,8 +16,8 @@ use crate::grade::{self, Ending};
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
-use wai_checker::fill::LineError;
-use wai_checker::testgen::random::Rng;
+use wai_checker::request::LineError;
+use wai_checker_testgen::random::Rng;
 use wai_oracle::bounds::{Certified, certificate};
 
 /// The fuzz targets, by name: `fuzz/fuzz_targets/<name>.rs` and `fuzz/regressions/<name>/`.

@@ -1341,7 +1341,8 @@ fn elements_differing(w: &Written, shape: [u64; 3], expected: &[u8], out: &mut V
 
 /// The checker's answer to a record's expanded request: every tensor written out.
 fn expected(c: &Value) -> Result<String, String> {
-    use wai_checker::fill::{LineError, fill_line};
+    use wai_checker::fill::fill_line;
+    use wai_checker::request::LineError;
     let mut request = Vec::new();
     recipe::write_expanded(c, false, &mut request).map_err(|e| e.to_string())?;
     fill_line(String::from_utf8_lossy(&request).trim_end()).map_err(|e| match e {

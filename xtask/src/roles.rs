@@ -170,7 +170,7 @@ pub fn grading(role: Role, form: Form, record: &Value, refused_at_bounds: bool) 
 pub fn refused_at_bounds(record: &Value) -> bool {
     let refused = record["load"].as_str().is_some_and(|l| l != "ok");
     let graph = record["graph"].as_str().and_then(|h| hex::decode(h).ok());
-    refused && graph.is_some_and(|g| wai_checker::load::planned(&g).is_ok())
+    refused && graph.is_some_and(|g| wai_checker::whg1::load::planned(&g).is_ok())
 }
 
 /// What `target` computes of a record of `form`: the record (committed or received) with the

@@ -1,9 +1,9 @@
 //! The bounds certificate (§8.5) as canonical JSON, and the verdict it carries.
 
-use super::interval::{Iv, Profile};
-use super::params;
-use super::profile::{Failure, first_failure, node_failure};
-use super::rules::Pass;
+use super::interval::Iv;
+use super::npu;
+use super::pass::Pass;
+use super::profile::{Failure, Profile, acc32_params, first_failure, node_failure};
 use crate::canon::J;
 use crate::whg1::{Graph, Kind};
 
@@ -42,8 +42,8 @@ pub fn verdict(graphs: &[(&str, &Graph, &Pass)]) -> Verdict {
     }
     for &(_, g, _) in graphs {
         for op in &g.ops {
-            flags.extend(params::npu_flags(g, op).into_iter().map(String::from));
-            reasons.extend(params::npu_reasons(g, op));
+            flags.extend(npu::npu_flags(g, op).into_iter().map(String::from));
+            reasons.extend(npu::npu_reasons(g, op));
         }
     }
     flags.sort_unstable_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
@@ -122,7 +122,7 @@ fn graph_json(c: &Certified) -> J {
                 node.rec
                     .items
                     .iter()
-                    .map(|(key, _, iv)| (*key, J::obj(iv_json(*iv))))
+                    .map(|(key, iv)| (*key, J::obj(iv_json(*iv))))
                     .collect(),
             );
             let outs = op
@@ -140,14 +140,14 @@ fn graph_json(c: &Certified) -> J {
             let mut m = vec![
                 (
                     "acc32_params",
-                    J::Arr(params::acc32_params(op).into_iter().map(J::str).collect()),
+                    J::Arr(acc32_params(op).into_iter().map(J::str).collect()),
                 ),
                 ("fits", J::Arr(fits)),
                 ("index", J::int(k)),
                 ("intermediates", inter),
                 (
                     "npu_flags",
-                    J::Arr(params::npu_flags(g, op).into_iter().map(J::str).collect()),
+                    J::Arr(npu::npu_flags(g, op).into_iter().map(J::str).collect()),
                 ),
                 ("op", J::str(op.name())),
                 ("out", J::Arr(outs)),

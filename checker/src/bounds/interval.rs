@@ -81,58 +81,18 @@ impl Ctx {
     }
 }
 
-/// A width class of §7.1.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Class {
-    Tensor,
-    Acc,
-    Wide,
-    Product,
-}
-
-/// A profile of §7.2.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Profile {
-    Acc32,
-    Acc64,
-}
-
-impl Profile {
-    pub fn name(self) -> &'static str {
-        match self {
-            Profile::Acc32 => "acc32",
-            Profile::Acc64 => "acc64",
-        }
-    }
-}
-
-impl Class {
-    /// The width a value of this class must fit under a profile (§7.1). Under `acc32` a `product`
-    /// fits i64; its operands' own conditions are checked where they are classed or as parameters.
-    pub fn width(self, p: Profile) -> u32 {
-        match (self, p) {
-            (Class::Tensor | Class::Acc, Profile::Acc64) => 64,
-            (Class::Wide | Class::Product, Profile::Acc64) => 128,
-            (Class::Product, Profile::Acc32) => 64,
-            (_, Profile::Acc32) => 32,
-        }
-    }
-}
-
-/// The intermediates one node records, hulled over channels (§8.1), in the order first recorded.
+/// The intermediates one node records by their keys of Table 8.5-A (whose classes
+/// [`super::profile::INTERMEDIATES`] gives), hulled over channels (§8.1), in the order first recorded.
 #[derive(Default, Debug)]
 pub struct Rec {
-    pub items: Vec<(&'static str, Class, Iv)>,
+    pub items: Vec<(&'static str, Iv)>,
 }
 
 impl Rec {
-    pub fn put(&mut self, key: &'static str, class: Class, v: Iv) {
+    pub fn put(&mut self, key: &'static str, v: Iv) {
         match self.items.iter_mut().find(|e| e.0 == key) {
-            Some(e) => e.2 = e.2.hull(v),
-            None => self.items.push((key, class, v)),
+            Some(e) => e.1 = e.1.hull(v),
+            None => self.items.push((key, v)),
         }
-    }
-    pub fn get(&self, key: &str) -> Option<Iv> {
-        self.items.iter().find(|e| e.0 == key).map(|e| e.2)
     }
 }

@@ -2,10 +2,13 @@
 
 pub mod certificate;
 pub mod interval;
-pub mod params;
+pub mod npu;
+pub mod pass;
 pub mod profile;
 pub mod rules;
 pub mod sat;
 
-pub use interval::{Iv, Profile};
-pub use rules::{Pass, Refuse, pass};
+pub use interval::Iv;
+pub use pass::{Pass, pass};
+pub use profile::Profile;
+pub use rules::Refuse;

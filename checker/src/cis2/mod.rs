@@ -14,8 +14,7 @@
 //! - [`model`]: safetensors (C9), `config.json` (C7), the tensors (§2.5, C8), §4's widening;
 //! - [`tokenizer`]: §3.1 (C5, C6), over the `tokenizers` crate v0.23.1 (§3.1.2);
 //! - [`decode`]: §3.4, §9–§11 and the digests of §12;
-//! - [`fill`], [`receipt`]: the suites' `fill` and the `cis2` command;
-//! - [`synth`]: small models written from scratch, for tests and timing.
+//! - [`fill`], [`receipt`]: the suites' `fill` and the `cis2` command.
 //!
 //! # Method, where it differs from the spec's text
 //!
@@ -42,5 +41,4 @@ pub mod pinned;
 pub mod receipt;
 pub mod reduce;
 pub mod rope;
-pub mod synth;
 pub mod tokenizer;

@@ -9,8 +9,7 @@ use super::env;
 use super::exec::{self, Stop};
 use super::request;
 use crate::canon::{self, J};
-use crate::fill::LineError;
-use crate::request::Bad;
+use crate::request::{Bad, LineError};
 use serde_json::Value;
 
 /// A successful call's output capacity is at most 2^20 bytes (docs/protocol.md).
@@ -108,5 +107,5 @@ pub fn fill_line(line: &str) -> Result<String, LineError> {
 /// Fills every line of `input` into `out` (as [`crate::fill::fill`] does, DetessDequant records
 /// only); returns the number of bad lines, after reporting each on `err` as `line N: …`.
 pub fn fill(input: &[u8], out: &mut String, err: &mut dyn FnMut(String)) -> usize {
-    crate::fill::fill_lines(input, out, err, &fill_line)
+    crate::request::fill_lines(input, out, err, &fill_line)
 }

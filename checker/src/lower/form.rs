@@ -6,13 +6,13 @@
 //!   unless the lowering gives a `check` range.
 //! - Every lowered input is of kind data; every reserved byte is 0.
 //!
-//! The bytes are written by the checker's own `WHG1` writer ([`crate::testgen::writer`]); this
+//! The bytes are written by the checker's own `WHG1` writer ([`crate::whg1::write`]); this
 //! module numbers the tensors and checks that every count and parameter length fits its field
 //! (docs/assumptions.md L1), which that writer does not.
 
 use super::source::{R, refuse};
-use crate::testgen::writer::{GraphW, InputW, OpW, TensorW};
 use crate::whg1::CAP;
+use crate::whg1::write::{GraphW, InputW, OpW, TensorW};
 
 /// A graph being lowered.
 #[derive(Default)]
@@ -190,7 +190,7 @@ pub mod opcode {
 
 /// `clamp(lo, hi)`'s parameters.
 pub fn clamp_params(lo: i64, hi: i64) -> Vec<u8> {
-    crate::testgen::writer::P::new().i64(lo).i64(hi).bytes()
+    crate::whg1::write::P::new().i64(lo).i64(hi).bytes()
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@
 
 use super::form::{Form, clamp_params, opcode};
 use super::source::{self, I32, R, U32, refuse};
-use crate::testgen::writer::{P, RqW};
+use crate::whg1::write::{P, RqW};
 use serde_json::Value;
 
 /// One layer as read and checked.

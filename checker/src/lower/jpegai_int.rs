@@ -19,7 +19,7 @@
 
 use super::form::{Form, clamp_params, opcode, weight_width, wide_width};
 use super::source::{self, I64, R, U32, refuse};
-use crate::testgen::writer::{P, RqW};
+use crate::whg1::write::{P, RqW};
 use serde_json::{Map, Value};
 
 /// The members the scale path reads, checked.

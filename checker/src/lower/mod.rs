@@ -11,13 +11,16 @@
 //! | `world/1` | [`world`] | `wai.world.model` | `T`, `g_s` |
 //! | `jpegai-int/1` | [`jpegai_int`] | `wai.image.jpegai` | `hs_y`, `hs_uv` |
 //!
+//! [`scale_path`] decodes through the `jpegai-int/1` bundle's scale graphs: the scale path and the
+//! entropy decodes of §13.6.1, as scale-path records.
+//!
 //! **A set's outcome**, in order (each refusal with the capability's code: `payload_malformed` for
 //! `int_synth/1`, `model_mismatch` for the others):
 //!
 //! 1. the lowering's own load checks, then the caps on the lowered bytes (docs/assumptions.md L1:
 //!    every input `[C, 1, 1]`, every scalar at the bottom of its range, planned by [`crate::plan`]);
 //!    a set refused here has no graphs;
-//! 2. each lowered graph's load steps 1–7 and the bounds pass ([`crate::load::check`]); a set refused
+//! 2. each lowered graph's load steps 1–7 and the bounds pass ([`crate::whg1::load::check`]); a set refused
 //!    here has its graphs and no certificate;
 //! 3. the certificate (§8.5), with `set_sha256` the SHA-256 of the one file for `int_synth/1` and
 //!    `null` for the provisional forms and the `jpegai-int/1` bundle (L3, L6);
@@ -26,6 +29,7 @@
 pub mod form;
 pub mod int_synth;
 pub mod jpegai_int;
+pub mod scale_path;
 pub mod source;
 pub mod wam1;
 pub mod whm1;
@@ -35,10 +39,9 @@ pub mod world;
 use crate::bounds::Profile;
 use crate::bounds::certificate::{self, Certified};
 use crate::canon::{self, J};
-use crate::fill::LineError;
-use crate::load;
 use crate::plan::{self, PlanErr, Shape, When};
-use crate::request::{Bad, bad, members};
+use crate::request::{Bad, LineError, bad, members};
+use crate::whg1::load;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
@@ -413,7 +416,7 @@ mod tests {
     /// is a value, never a panic, whatever the edit makes of the set.
     #[test]
     fn hostile_sets_never_panic() {
-        use crate::testgen::random::Rng;
+        use crate::seeded::Rng;
         let whm1 = r#"{"h_s":{"afrac":12,"gf":10,"layers":[{"bias":[10,-10],"c":2,"k":3,"mult":[300,-200],"out":2,"pad":1,"stride":1,"tag":1,"weights":[[[[1,2,3],[4,5,6],[7,8,9]],[[1,2,3],[4,5,6],[7,8,9]]],[[[1,2,3],[4,5,6],[7,8,9]],[[1,2,3],[4,5,6],[7,8,9]]]]},{"tag":3},{"beta":[4096,4096],"c":2,"gamma":[[1024,10],[0,1024]],"tag":2},{"slope_frac":4,"slope_q":3,"tag":4}],"shift":8},"g_s":{"afrac":12,"gf":10,"layers":[{"bias":[0],"c":2,"k":2,"mult":[256],"opad":1,"out":1,"pad":0,"stride":2,"tag":0,"weights":[[[[1,2],[3,4]]],[[[5,6],[7,8]]]]}],"shift":8}}"#;
         let wam1 = r#"{"g_s":{"afrac":10,"gf":12,"layers":[{"bias":[100],"c":2,"k":4,"mult":[64],"opad":0,"out":1,"pad":1,"stride":2,"tag":0,"weights":[[[-1493,786,-1751,979]],[[747,-354,-1864,-1081]]]},{"beta":[1048576],"c":1,"gamma":[[4096]],"tag":2}],"shift":6}}"#;
         let net = r#"{"afrac":9,"gf":0,"layers":[{"bias":[0,0],"c":3,"k":1,"mult":[1,1],"out":2,"pad":0,"stride":1,"tag":1,"weights":[[[[1]],[[2]],[[3]]],[[[4]],[[5]],[[6]]]]}],"shift":2}"#;

@@ -13,7 +13,7 @@
 use super::form::{Form, clamp_params, opcode};
 use super::source::{self, R};
 use super::whm1::{self, Family};
-use crate::testgen::writer::P;
+use crate::whg1::write::P;
 
 /// The PCM step's `check` range for an `afrac` in `1..=30`.
 pub fn pcm_range(afrac: u32) -> (i64, i64) {

@@ -27,7 +27,7 @@
 
 use super::form::{Form, clamp_params, opcode};
 use super::source::{self, I16, I32, I64, R, U32, refuse};
-use crate::testgen::writer::{P, RqW};
+use crate::whg1::write::{P, RqW};
 use ethnum::U256;
 use serde_json::{Map, Value};
 

@@ -14,7 +14,7 @@
 use super::form::{Form, clamp_params, opcode};
 use super::source::{self, I64, R, U32, refuse};
 use super::whm1::{self, Family};
-use crate::testgen::writer::P;
+use crate::whg1::write::P;
 
 pub fn lower(file: &[u8]) -> R<Vec<(String, Vec<u8>)>> {
     let doc = source::parse(file, "world.json")?;

@@ -156,7 +156,7 @@ mod tests {
     use super::*;
     use crate::num::Round;
     use crate::plan::Shape;
-    use crate::testgen::random::Rng;
+    use crate::seeded::Rng;
     use crate::whg1::{Placement, Rq, Weights};
 
     fn random_convt(r: &mut Rng) -> (ConvT, Tensor, Shape) {

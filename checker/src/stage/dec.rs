@@ -222,7 +222,7 @@ impl fmt::Display for Dec {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testgen::random::Rng;
+    use crate::seeded::Rng;
 
     fn d(s: &str) -> Dec {
         Dec::parse(s).unwrap()

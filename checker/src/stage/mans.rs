@@ -32,7 +32,7 @@ pub struct Slot {
 }
 
 /// `sym(k)`: `k/2` for even `k`, `−(k + 1)/2` for odd.
-fn sym_of(k: usize) -> i64 {
+pub fn sym_of(k: usize) -> i64 {
     let k = k as i64;
     if k % 2 == 0 { k / 2 } else { -(k + 1) / 2 }
 }
@@ -440,8 +440,6 @@ pub fn decode_fac(memory: &[u8], rows: &[Vec<Dec>], lengths: &[Dec]) -> SR<Vec<V
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testgen::random::Rng;
-    use crate::testgen::stage::random_pmf;
 
     fn di(v: i128) -> Dec {
         Dec::from_i128(v)
@@ -477,28 +475,7 @@ mod tests {
     }
 
     #[test]
-    fn latent_tables_write_every_slot_with_next_in_range() {
-        let mut r = Rng::new(5);
-        for _ in 0..3000 {
-            let width = r.range(1, 40) as usize;
-            let p = random_pmf(&mut r, width);
-            assert_eq!(p.iter().sum::<u32>(), 256);
-            let slots = latent_slots(&p);
-            for s in slots.iter() {
-                let s = s.expect("every slot is written");
-                assert!((1..=511).contains(&s.next), "{p:?}");
-                let nb = doublings(s.next);
-                assert!(nb <= 8);
-                assert!(s.next << nb >= 256 && (nb == 0 || s.next << (nb - 1) < 256));
-                assert!((s.next << nb) ^ 256 < 256);
-            }
-            // Each column's symbol takes exactly P[k] slots.
-            for (k, &pk) in p.iter().enumerate() {
-                let n = slots.iter().filter(|s| s.unwrap().sym == sym_of(k)).count();
-                assert_eq!(n as u32, pk);
-            }
-        }
-        // sym(k) and the packing of a negative symbol.
+    fn sym_and_the_packing_of_a_negative_symbol() {
         assert_eq!((0..5).map(sym_of).collect::<Vec<_>>(), [0, -1, 1, -2, 2]);
         assert_eq!(pack(Slot { sym: -1, next: 1 }), (8 << 24) | 0xFFFF);
         assert_eq!(pack(Slot { sym: 3, next: 300 }), (44 << 16) | 3);

@@ -13,8 +13,7 @@ pub mod rans;
 pub mod scalar;
 
 use crate::canon::{self, J};
-use crate::fill::LineError;
-use crate::request::{Bad, array, bad, members, shape, string};
+use crate::request::{Bad, LineError, array, bad, members, shape, string};
 use dec::Dec;
 use serde_json::Value;
 
@@ -356,17 +355,18 @@ pub fn fill_line(v: &Value) -> Result<String, LineError> {
 
 #[cfg(test)]
 mod tests {
-    use crate::fill::{self, LineError};
+    use super::fill_line;
+    use crate::request::LineError;
 
     fn filled(line: &str) -> String {
-        match fill::fill_line(line) {
+        match fill_line(&serde_json::from_str(line).unwrap()) {
             Ok(s) => s,
             Err(LineError::Bad(m) | LineError::Bug(m)) => panic!("{m}"),
         }
     }
 
     fn bad(line: &str) -> String {
-        match fill::fill_line(line) {
+        match fill_line(&serde_json::from_str(line).unwrap()) {
             Err(LineError::Bad(m)) => m,
             other => panic!("{line}: not a request error: {:?}", other.ok()),
         }

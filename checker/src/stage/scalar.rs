@@ -357,7 +357,7 @@ pub fn coding_order(shape: [u64; 3], order: Order) -> SR<Vec<u64>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testgen::random::Rng;
+    use crate::seeded::Rng;
 
     fn d(s: &str) -> Dec {
         Dec::parse(s).unwrap()

@@ -3,9 +3,9 @@
 //! to reach a case: real rANS streams and the ways they break, `mans_decode` memories with and
 //! without a sentinel, values at and past every width, and each condition broken on its own.
 
-use super::random::Rng;
-use crate::canon::{self, J};
+use crate::random::Rng;
 use ethnum::I256;
+use wai_checker::canon::{self, J};
 
 /// One step of an E1 decode, as the encoder inverts it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -796,7 +796,7 @@ pub fn request(seed: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fill;
+    use wai_checker::fill;
 
     #[test]
     fn every_generated_request_fills_and_round_trips() {

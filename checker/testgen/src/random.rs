@@ -5,7 +5,7 @@
 //! random inputs and scalars. Most graphs are valid; some are made invalid on purpose (a shape rule,
 //! a cap, a range) and some have their bytes mutated, so that load refusals are covered too.
 
-use super::writer::{GraphW, InputW, OpW, P, RqW, TensorW};
+use wai_checker::whg1::write::{GraphW, InputW, OpW, P, RqW, TensorW};
 
 /// SplitMix64.
 pub struct Rng(u64);

@@ -1,4 +1,6 @@
-//! A `WHG1` writer (§10.1–§10.4). It writes what it is given, valid or not.
+//! A `WHG1` writer (§10.1–§10.4). It writes what it is given, valid or not: the lowerings' canonical
+//! form ([`crate::lower::form`]) checks every count against its field first, and tests write
+//! malformed graphs on purpose.
 
 /// A tensor record.
 #[derive(Clone, Debug)]

@@ -1,80 +1,8 @@
-//! What a node's parameters say under `acc32` (§7.2's parameter conditions) and on an accelerator
-//! (§9.2's flags), read from the operator alone.
+//! §9.2 `wai-ops/1-npu`: each node's flags, and the reasons (§8.5's closed vocabulary, other than
+//! `acc32`) a graph is outside the subset, read from the operator alone.
 
 use crate::num::Round;
-use crate::whg1::{Graph, Kind, Op, OpKind, Operand, Placement, Rq, Weights};
-
-fn fits_i32(v: i64) -> bool {
-    i32::try_from(v).is_ok()
-}
-
-/// Whether every weight fits `i32`: its extremes do.
-fn all_fit_i32(w: &Weights) -> bool {
-    let (lo, hi) = w.range();
-    fits_i32(lo) && fits_i32(hi)
-}
-
-/// §7.2's parameter conditions the node fails, in that table's order (docs/assumptions.md B6 for
-/// `chscale`'s `M`: every row).
-pub fn acc32_params(op: &Op) -> Vec<&'static str> {
-    let mut out = Vec::new();
-    let rq_keys = |rq: &Rq, out: &mut Vec<&'static str>| {
-        if !rq.mult.iter().all(|&m| fits_i32(m)) {
-            out.push("rq.mult");
-        }
-        let max_shift = if crate::mutants::active("acc32-shift-64") {
-            64
-        } else {
-            63
-        };
-        if !rq.shift.iter().all(|&s| s <= max_shift) {
-            out.push("rq.shift");
-        }
-        let placed = rq.placement == Placement::Post
-            || (rq.placement == Placement::Pre && crate::mutants::active("acc32-pre-bias-checked"));
-        if placed && !rq.bias.iter().all(|&b| fits_i32(b)) {
-            out.push("rq.post_bias");
-        }
-    };
-    match &op.kind {
-        OpKind::Conv(p) => {
-            rq_keys(&p.rq, &mut out);
-            if !all_fit_i32(&p.w) {
-                out.push("weights");
-            }
-        }
-        OpKind::ConvT(p) => {
-            rq_keys(&p.rq, &mut out);
-            if !all_fit_i32(&p.w) {
-                out.push("weights");
-            }
-        }
-        OpKind::Rescale(rq) | OpKind::Mul(rq) | OpKind::Gram { rq, .. } | OpKind::Apply { rq, .. } => {
-            rq_keys(rq, &mut out)
-        }
-        OpKind::Chscale { m, shift, .. } => {
-            if !m.iter().all(|&v| fits_i32(v)) {
-                out.push("chscale.m");
-            }
-            if *shift > 63 {
-                out.push("chscale.s");
-            }
-        }
-        OpKind::Igdn { gf, frac, gamma, .. } => {
-            if !gamma.iter().all(|&v| fits_i32(v)) {
-                out.push("igdn.gamma");
-            }
-            if *gf > 63 || (*frac > 63 && !crate::mutants::active("acc32-igdn-frac-unchecked")) {
-                out.push("igdn.shift");
-            }
-        }
-        OpKind::Leaky { a, .. } if !fits_i32(*a) && !crate::mutants::active("acc32-leaky-a-unchecked") => {
-            out.push("leaky.a");
-        }
-        _ => {}
-    }
-    out
-}
+use crate::whg1::{Graph, Kind, Op, OpKind, Operand, Placement, Rq};
 
 /// The node's flags of §9.2, in ascending order (docs/assumptions.md B6, B7).
 pub fn npu_flags(g: &Graph, op: &Op) -> Vec<&'static str> {

@@ -1,335 +1,12 @@
-//! `WHG1` (§10): the graph model and its reader, load steps 1–6 of §10.5.
+//! Reading `WHG1` bytes: load steps 1–6 of §10.5, one function per step, in that order.
 //!
 //! Every failure of steps 1–6 is `model_mismatch`, so the reader returns `Err(Malformed)` for all of them;
 //! docs/assumptions.md A1 assigns each check to its step, and this reader checks the steps in order.
 //! It never indexes past the file and never allocates from a count it has not checked against the
 //! file's length (a table or a parameter array is allocated only once its bytes are known present).
 
+use super::model::*;
 use crate::num::Round;
-
-/// The `2^26` cap of §3.
-pub const CAP: u64 = 1 << 26;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Policy {
-    Derived,
-    Clamp(i64, i64),
-    Check(i64, i64),
-}
-
-impl Policy {
-    pub fn name(self) -> &'static str {
-        match self {
-            Policy::Derived => "derived",
-            Policy::Clamp(..) => "clamp",
-            Policy::Check(..) => "check",
-        }
-    }
-    /// The declared range, for `clamp` and `check`.
-    pub fn range(self) -> Option<(i64, i64)> {
-        match self {
-            Policy::Derived => None,
-            Policy::Clamp(lo, hi) | Policy::Check(lo, hi) => Some((lo, hi)),
-        }
-    }
-}
-
-#[derive(Clone, Debug)]
-pub struct TensorRec {
-    pub channels: u32,
-    pub exponent: Option<i8>,
-    pub policy: Policy,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    Data,
-    State,
-}
-
-#[derive(Clone, Debug)]
-pub struct InputRec {
-    pub tensor: usize,
-    pub max_h: u32,
-    pub max_w: u32,
-    pub kind: Kind,
-    pub src: u32,
-    pub init: i64,
-}
-
-impl InputRec {
-    pub fn declares_sizes(&self) -> bool {
-        self.max_h != 0
-    }
-}
-
-#[derive(Clone, Copy, Debug)]
-pub struct ScalarRec {
-    pub lo: i64,
-    pub hi: i64,
-}
-
-/// A bias's placement in an `RQ` block.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Placement {
-    None,
-    Pre,
-    Post,
-}
-
-/// The requantisation block `RQ` (§5.1, §10.4).
-#[derive(Clone, Debug)]
-pub struct Rq {
-    pub round: Round,
-    pub placement: Placement,
-    /// Empty when absent, one value, or one per channel.
-    pub mult: Vec<i64>,
-    /// One value or one per channel.
-    pub shift: Vec<u8>,
-    /// Empty when there is no bias, else one per channel.
-    pub bias: Vec<i64>,
-}
-
-impl Rq {
-    pub fn has_mult(&self) -> bool {
-        !self.mult.is_empty()
-    }
-    pub fn mult(&self, o: usize) -> Option<i64> {
-        match self.mult.len() {
-            0 => None,
-            1 => Some(self.mult[0]),
-            _ => Some(self.mult[o]),
-        }
-    }
-    pub fn shift(&self, o: usize) -> u32 {
-        u32::from(if self.shift.len() == 1 {
-            self.shift[0]
-        } else {
-            self.shift[o]
-        })
-    }
-    pub fn pre(&self, o: usize) -> i64 {
-        if self.placement == Placement::Pre {
-            self.bias[o]
-        } else {
-            0
-        }
-    }
-    pub fn post(&self, o: usize) -> i64 {
-        if self.placement == Placement::Post {
-            self.bias[o]
-        } else {
-            0
-        }
-    }
-}
-
-/// A `crop` or `fill` operand: a constant or a scalar index.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Operand {
-    Const(i64),
-    Scalar(usize),
-}
-
-#[derive(Clone, Debug)]
-pub struct Conv {
-    pub cout: u32,
-    pub kh: u32,
-    pub kw: u32,
-    pub sh: u32,
-    pub sw: u32,
-    pub ph: u32,
-    pub pw: u32,
-    pub groups: u32,
-    pub rq: Rq,
-    /// `Wt[cout][cin/groups][kh][kw]`.
-    pub w: Weights,
-}
-
-/// A convolution's weights with their extremes, found once as they are read (the bounds pass and
-/// the profile's parameter conditions need only the extremes).
-#[derive(Clone, Debug)]
-pub struct Weights {
-    values: Vec<i64>,
-    lo: i64,
-    hi: i64,
-}
-
-impl Weights {
-    pub fn new(values: Vec<i64>) -> Weights {
-        let (lo, hi) = values
-            .iter()
-            .fold((i64::MAX, i64::MIN), |(lo, hi), &w| (lo.min(w), hi.max(w)));
-        let (lo, hi) = if values.is_empty() { (0, 0) } else { (lo, hi) };
-        Weights { values, lo, hi }
-    }
-    /// The smallest and the largest weight (`(0, 0)` when there is none).
-    pub fn range(&self) -> (i64, i64) {
-        (self.lo, self.hi)
-    }
-}
-
-impl std::ops::Deref for Weights {
-    type Target = [i64];
-    fn deref(&self) -> &[i64] {
-        &self.values
-    }
-}
-
-#[derive(Clone, Debug)]
-pub struct ConvT {
-    pub cout: u32,
-    pub kh: u32,
-    pub kw: u32,
-    pub sh: u32,
-    pub sw: u32,
-    pub ph: u32,
-    pub pw: u32,
-    pub oph: u32,
-    pub opw: u32,
-    pub rq: Rq,
-    /// `Wt[cin][cout][kh][kw]`.
-    pub w: Weights,
-}
-
-#[derive(Clone, Debug)]
-pub enum OpKind {
-    Conv(Conv),
-    Rescale(Rq),
-    Chscale {
-        scalar: usize,
-        n_rows: u32,
-        round: Round,
-        shift: u8,
-        m: Vec<i64>,
-    },
-    Lut16 {
-        e_in: Option<i8>,
-        e_out: Option<i8>,
-        table: Vec<i16>,
-    },
-    Add,
-    Concat,
-    ChunkAdd,
-    Split {
-        start: u32,
-        count: u32,
-    },
-    PixelShuffle(u32),
-    PixelUnshuffle(u32),
-    Clamp(i64, i64),
-    Relu,
-    Leaky {
-        a: i64,
-        f: u32,
-    },
-    PadRep(u32),
-    CropTo,
-    Mul(Rq),
-    ConvT(ConvT),
-    Igdn {
-        gf: u32,
-        frac: u32,
-        gamma: Vec<i64>,
-        beta: Vec<i64>,
-    },
-    Abs,
-    Crop([Operand; 4]),
-    SubposSplit([u8; 4]),
-    SubposMerge([u8; 4]),
-    Fill(Operand),
-    LayerNorm {
-        eps: u64,
-        gamma: Vec<i64>,
-        beta: Vec<i64>,
-    },
-    L2Norm {
-        eps: u64,
-    },
-    Softmax,
-    Sigmoid,
-    Elu(i64),
-    Gram {
-        groups: u32,
-        rq: Rq,
-    },
-    Apply {
-        groups: u32,
-        rq: Rq,
-    },
-}
-
-/// §5's table: opcode, name, and the fixed arity (`None` for `concat`'s `n ≥ 2` inputs).
-const OPS: [(u8, &str, Option<u8>, u8); 30] = [
-    (0x01, "conv", Some(1), 1),
-    (0x02, "rescale", Some(1), 1),
-    (0x03, "chscale", Some(1), 1),
-    (0x04, "lut16", Some(1), 1),
-    (0x05, "add", Some(2), 1),
-    (0x06, "concat", None, 1),
-    (0x07, "chunk_add", Some(1), 1),
-    (0x08, "split", Some(1), 1),
-    (0x09, "pixel_shuffle", Some(1), 1),
-    (0x0A, "pixel_unshuffle", Some(1), 1),
-    (0x0B, "clamp", Some(1), 1),
-    (0x0C, "relu", Some(1), 1),
-    (0x0D, "leaky", Some(1), 1),
-    (0x0E, "pad_rep", Some(1), 1),
-    (0x0F, "crop_to", Some(2), 1),
-    (0x10, "mul", Some(2), 1),
-    (0x11, "conv_transpose", Some(1), 1),
-    (0x12, "igdn", Some(1), 1),
-    (0x13, "abs", Some(1), 1),
-    (0x14, "crop", Some(1), 1),
-    (0x15, "subpos_split", Some(1), 4),
-    (0x16, "subpos_merge", Some(4), 1),
-    (0x17, "fill", Some(1), 1),
-    (0x18, "layernorm_c", Some(1), 1),
-    (0x19, "l2norm", Some(1), 1),
-    (0x1A, "softmax", Some(1), 1),
-    (0x1B, "sigmoid", Some(1), 1),
-    (0x1C, "elu", Some(1), 1),
-    (0x1D, "gram", Some(2), 1),
-    (0x1E, "apply", Some(2), 1),
-];
-
-/// The operator's name (§5) for an opcode of the table.
-pub fn op_name(opcode: u8) -> &'static str {
-    OPS.iter().find(|o| o.0 == opcode).map(|o| o.1).unwrap_or("?")
-}
-
-#[derive(Clone, Debug)]
-pub struct Op {
-    pub opcode: u8,
-    pub ins: Vec<usize>,
-    pub outs: Vec<usize>,
-    pub kind: OpKind,
-}
-
-impl Op {
-    pub fn name(&self) -> &'static str {
-        op_name(self.opcode)
-    }
-}
-
-#[derive(Clone, Debug)]
-pub struct Graph {
-    pub max_elems: u64,
-    pub scalars: Vec<ScalarRec>,
-    pub inputs: Vec<InputRec>,
-    pub outputs: Vec<usize>,
-    pub tensors: Vec<TensorRec>,
-    pub ops: Vec<Op>,
-}
-
-impl Graph {
-    pub fn declares_sizes(&self) -> bool {
-        self.inputs.first().is_some_and(InputRec::declares_sizes)
-    }
-    pub fn channels(&self, t: usize) -> u64 {
-        u64::from(self.tensors[t].channels)
-    }
-}
 
 /// A bounds-checked little-endian reader over a slice.
 struct Rd<'a> {
@@ -734,10 +411,32 @@ fn read_params(opcode: u8, p: &[u8], cin: u64, scalars: &[ScalarRec]) -> R<OpKin
     Ok(kind)
 }
 
-/// Load steps 1–6 of §10.5. `Err(Malformed)` is `model_mismatch`.
+/// Load steps 1–6 of §10.5, in order. `Err(Malformed)` is `model_mismatch`.
 pub fn read(bytes: &[u8]) -> R<Graph> {
     let mut r = Rd::new(bytes);
-    // Step 1: magic, version, operator set, and the header's field rules (A1, A2).
+    let h = step1_header(&mut r)?;
+    step2_reserved(&h)?;
+    step3_counts(&h, bytes.len())?;
+    let mut g = step4_records(&mut r, &h)?;
+    g.ops = step5_operators(&mut r, &g, h.n_ops)?;
+    step6_graph_rules(&g)?;
+    Ok(g)
+}
+
+/// The 32-byte header (§10.1).
+struct Header {
+    n_tensors: u32,
+    n_ops: u32,
+    n_inputs: u16,
+    n_outputs: u16,
+    n_scalars: u16,
+    max_elems: u32,
+    /// The reserved fields at bytes 6, 22 and 28.
+    reserved: [u32; 3],
+}
+
+/// Step 1: magic, version, operator set, and the header's field rules (A1, A2).
+fn step1_header(r: &mut Rd) -> R<Header> {
     ensure(r.take(4).ok() == Some(b"WHG1".as_slice()))?;
     ensure(r.u8()? == 1 && r.u8()? == 1)?;
     let reserved6 = r.u16()?;
@@ -756,146 +455,170 @@ pub fn read(bytes: &[u8]) -> R<Graph> {
         CAP
     };
     ensure(max_elems >= 1 && u64::from(max_elems) <= cap)?;
-    // Step 2: reserved header fields.
-    ensure(
-        (reserved6 == 0 && reserved22 == 0 && reserved28 == 0) || crate::mutants::active("whg1-reserved-unchecked"),
-    )?;
-    // Step 3: the fixed-size tables and 8 bytes per operator record fit in the file.
+    Ok(Header {
+        n_tensors,
+        n_ops,
+        n_inputs,
+        n_outputs,
+        n_scalars,
+        max_elems,
+        reserved: [u32::from(reserved6), u32::from(reserved22), reserved28],
+    })
+}
+
+/// Step 2: the reserved header fields.
+fn step2_reserved(h: &Header) -> R<()> {
+    ensure(h.reserved == [0; 3] || crate::mutants::active("whg1-reserved-unchecked"))
+}
+
+/// Step 3: the fixed-size tables and 8 bytes per operator record fit in the file.
+fn step3_counts(h: &Header, len: usize) -> R<()> {
     let need = 32u64
-        + 16 * u64::from(n_scalars)
-        + 32 * u64::from(n_inputs)
-        + 4 * u64::from(n_outputs)
-        + 24 * u64::from(n_tensors)
-        + 8 * u64::from(n_ops);
-    ensure(need <= bytes.len() as u64)?;
-    let nt = n_tensors as usize;
-    // Step 4: the records.
-    let mut scalars = Vec::with_capacity(usize::from(n_scalars));
-    for _ in 0..n_scalars {
-        let lo = r.i64()?;
-        let hi = r.i64()?;
-        ensure(lo <= hi)?;
-        scalars.push(ScalarRec { lo, hi });
-    }
-    let mut inputs = Vec::with_capacity(usize::from(n_inputs));
-    for _ in 0..n_inputs {
-        let tensor = r.u32()? as usize;
-        let max_h = r.u32()?;
-        let max_w = r.u32()?;
-        let kind = r.u8()?;
-        r.zeros(3)?;
-        let src = r.u32()?;
-        r.zeros(4)?;
-        let init = r.i64()?;
-        ensure(tensor < nt)?;
-        ensure((max_h >= 1 && max_w >= 1) || (max_h == 0 && max_w == 0))?;
-        let kind = match kind {
-            0 => {
-                ensure(src == 0 && init == 0)?;
-                Kind::Data
-            }
-            1 => Kind::State,
-            _ => return Err(Malformed),
-        };
-        inputs.push(InputRec {
-            tensor,
-            max_h,
-            max_w,
-            kind,
-            src,
-            init,
-        });
-    }
+        + 16 * u64::from(h.n_scalars)
+        + 32 * u64::from(h.n_inputs)
+        + 4 * u64::from(h.n_outputs)
+        + 24 * u64::from(h.n_tensors)
+        + 8 * u64::from(h.n_ops);
+    ensure(need <= len as u64)
+}
+
+/// Step 4: the scalar, input, output and tensor records (§10.2); the graph without its operators.
+fn step4_records(r: &mut Rd, h: &Header) -> R<Graph> {
+    let nt = h.n_tensors as usize;
+    let scalars = (0..h.n_scalars).map(|_| scalar_record(r)).collect::<R<_>>()?;
+    let inputs: Vec<InputRec> = (0..h.n_inputs).map(|_| input_record(r, nt)).collect::<R<_>>()?;
     let mixed = crate::mutants::active("whg1-mixed-sizes");
     ensure(mixed || inputs.iter().all(|i| i.declares_sizes() == inputs[0].declares_sizes()))?;
-    let mut outputs = Vec::with_capacity(usize::from(n_outputs));
-    for _ in 0..n_outputs {
-        let t = r.u32()? as usize;
-        ensure(t < nt)?;
-        outputs.push(t);
-    }
-    let mut tensors = Vec::with_capacity(nt);
-    for _ in 0..n_tensors {
-        let channels = r.u32()?;
-        let e = r.i8()?;
-        let policy = r.u8()?;
-        r.zeros(2)?;
-        let lo = r.i64()?;
-        let hi = r.i64()?;
-        ensure(channels >= 1)?;
-        let policy = match policy {
-            0 => {
-                ensure(lo == 0 && hi == 0)?;
-                Policy::Derived
-            }
-            1 | 2 => {
-                ensure(lo <= hi)?;
-                if policy == 1 {
-                    Policy::Clamp(lo, hi)
-                } else {
-                    Policy::Check(lo, hi)
-                }
-            }
-            _ => return Err(Malformed),
-        };
-        tensors.push(TensorRec {
-            channels,
-            exponent: exponent(e),
-            policy,
-        });
-    }
-    // Step 5: the operator records, then nothing after the last.
-    let mut ops = Vec::new();
-    for _ in 0..n_ops {
-        let opcode = r.u8()?;
-        let n_in = r.u8()?;
-        let n_out = r.u8()?;
-        r.zeros(1)?;
-        let spec = OPS.iter().find(|o| o.0 == opcode).ok_or(Malformed)?;
-        match spec.2 {
-            Some(k) => ensure(n_in == k)?,
-            None => ensure(n_in >= 2)?,
-        }
-        ensure(n_out == spec.3)?;
-        let mut ins = Vec::with_capacity(usize::from(n_in));
-        for _ in 0..n_in {
+    let outputs = (0..h.n_outputs)
+        .map(|_| {
             let t = r.u32()? as usize;
             ensure(t < nt)?;
-            ins.push(t);
-        }
-        let mut outs = Vec::with_capacity(usize::from(n_out));
-        for _ in 0..n_out {
-            let t = r.u32()? as usize;
-            ensure(t < nt)?;
-            outs.push(t);
-        }
-        let plen = r.u32()? as usize;
-        let p = r.take(plen)?;
-        let cin = u64::from(tensors[ins[0]].channels);
-        let kind = read_params(opcode, p, cin, &scalars)?;
-        ops.push(Op {
-            opcode,
-            ins,
-            outs,
-            kind,
-        });
-    }
-    ensure(r.left() == 0)?;
-    let g = Graph {
-        max_elems: u64::from(max_elems),
+            Ok(t)
+        })
+        .collect::<R<_>>()?;
+    let tensors = (0..h.n_tensors).map(|_| tensor_record(r)).collect::<R<_>>()?;
+    Ok(Graph {
+        max_elems: u64::from(h.max_elems),
         scalars,
         inputs,
         outputs,
         tensors,
-        ops,
-    };
-    // Step 6: the graph rules (other than channel counts), state rules, exponent rules.
-    graph_rules(&g)?;
-    Ok(g)
+        ops: Vec::new(),
+    })
 }
 
-/// Load step 6: §10.3's graph and state rules and §3's and §5.6's exponent rules.
-fn graph_rules(g: &Graph) -> R<()> {
+fn scalar_record(r: &mut Rd) -> R<ScalarRec> {
+    let lo = r.i64()?;
+    let hi = r.i64()?;
+    ensure(lo <= hi)?;
+    Ok(ScalarRec { lo, hi })
+}
+
+/// An input record, its tensor one of the `nt` tensors.
+fn input_record(r: &mut Rd, nt: usize) -> R<InputRec> {
+    let tensor = r.u32()? as usize;
+    let max_h = r.u32()?;
+    let max_w = r.u32()?;
+    let kind = r.u8()?;
+    r.zeros(3)?;
+    let src = r.u32()?;
+    r.zeros(4)?;
+    let init = r.i64()?;
+    ensure(tensor < nt)?;
+    ensure((max_h >= 1 && max_w >= 1) || (max_h == 0 && max_w == 0))?;
+    let kind = match kind {
+        0 => {
+            ensure(src == 0 && init == 0)?;
+            Kind::Data
+        }
+        1 => Kind::State,
+        _ => return Err(Malformed),
+    };
+    Ok(InputRec {
+        tensor,
+        max_h,
+        max_w,
+        kind,
+        src,
+        init,
+    })
+}
+
+fn tensor_record(r: &mut Rd) -> R<TensorRec> {
+    let channels = r.u32()?;
+    let e = r.i8()?;
+    let policy = r.u8()?;
+    r.zeros(2)?;
+    let lo = r.i64()?;
+    let hi = r.i64()?;
+    ensure(channels >= 1)?;
+    let policy = match policy {
+        0 => {
+            ensure(lo == 0 && hi == 0)?;
+            Policy::Derived
+        }
+        1 | 2 => {
+            ensure(lo <= hi)?;
+            if policy == 1 {
+                Policy::Clamp(lo, hi)
+            } else {
+                Policy::Check(lo, hi)
+            }
+        }
+        _ => return Err(Malformed),
+    };
+    Ok(TensorRec {
+        channels,
+        exponent: exponent(e),
+        policy,
+    })
+}
+
+/// Step 5: the `n_ops` operator records (§5, §10.4), then nothing after the last.
+fn step5_operators(r: &mut Rd, g: &Graph, n_ops: u32) -> R<Vec<Op>> {
+    let mut ops = Vec::new();
+    for _ in 0..n_ops {
+        ops.push(operator_record(r, g)?);
+    }
+    ensure(r.left() == 0)?;
+    Ok(ops)
+}
+
+/// An operator record: its opcode, its arity, its tensors, and its parameters of exactly the
+/// length it gives.
+fn operator_record(r: &mut Rd, g: &Graph) -> R<Op> {
+    let nt = g.tensors.len();
+    let opcode = r.u8()?;
+    let n_in = r.u8()?;
+    let n_out = r.u8()?;
+    r.zeros(1)?;
+    let spec = OPS.iter().find(|o| o.0 == opcode).ok_or(Malformed)?;
+    match spec.2 {
+        Some(k) => ensure(n_in == k)?,
+        None => ensure(n_in >= 2)?,
+    }
+    ensure(n_out == spec.3)?;
+    let mut tensor = || -> R<usize> {
+        let t = r.u32()? as usize;
+        ensure(t < nt)?;
+        Ok(t)
+    };
+    let ins: Vec<usize> = (0..n_in).map(|_| tensor()).collect::<R<_>>()?;
+    let outs: Vec<usize> = (0..n_out).map(|_| tensor()).collect::<R<_>>()?;
+    let plen = r.u32()? as usize;
+    let p = r.take(plen)?;
+    let cin = u64::from(g.tensors[ins[0]].channels);
+    let kind = read_params(opcode, p, cin, &g.scalars)?;
+    Ok(Op {
+        opcode,
+        ins,
+        outs,
+        kind,
+    })
+}
+
+/// Step 6: §10.3's graph and state rules and §3's and §5.6's exponent rules.
+fn step6_graph_rules(g: &Graph) -> R<()> {
     let nt = g.tensors.len();
     let mut is_input = vec![false; nt];
     for i in &g.inputs {

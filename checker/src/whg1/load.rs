@@ -1,28 +1,12 @@
-//! Loading a graph: §10.5 steps 1–8, with the refusal codes of §4.
+//! Loading a graph: §10.5 steps 1–8 in order, each failure with its refusal code (§4). Steps 1–6
+//! are the reader's ([`read`](mod@super::read)); step 7 is the plan ([`crate::plan`]); step 8 is the bounds
+//! pass ([`crate::bounds`]) and the verdict against `acc64`.
 
+use super::model::Graph;
+use super::read::read;
 use crate::bounds::{self, Pass, Profile, certificate};
 use crate::plan::{self, PlanErr, Shape};
-use crate::whg1::{self, Graph};
-
-/// A refusal code of §4.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Code {
-    ModelMismatch,
-    TooLarge,
-    FieldRange,
-    GeometryMismatch,
-}
-
-impl Code {
-    pub fn name(self) -> &'static str {
-        match self {
-            Code::ModelMismatch => "model_mismatch",
-            Code::TooLarge => "too_large",
-            Code::FieldRange => "field_range",
-            Code::GeometryMismatch => "geometry_mismatch",
-        }
-    }
-}
+use crate::refusal::Code;
 
 /// A graph that passed steps 1–7 and the bounds pass.
 pub struct Checked {
@@ -42,7 +26,7 @@ pub struct Planned {
 /// when a certifier supplies step 8 (docs/assumptions.md G1).
 pub fn planned(bytes: &[u8]) -> Result<Planned, Code> {
     // Steps 1–6.
-    let graph = whg1::read(bytes).map_err(|_| Code::ModelMismatch)?;
+    let graph = read(bytes).map_err(|_| Code::ModelMismatch)?;
     // Step 7 (docs/assumptions.md A1): channel counts for all operators, then the operators that
     // need declared sizes, then the shapes on the declared sizes.
     let late = crate::mutants::active("load-channels-after-sizes");

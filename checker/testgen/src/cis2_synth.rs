@@ -2,9 +2,9 @@
 //! tensors in §2.5's names and shapes, a `config.json` (C7) and a byte-level BPE `tokenizer.json`
 //! in the form C6 accepts, whose merges spell "Once", "Ġupon", "Ġa" and "Ġtime".
 
-use super::tokenizer::byte_to_char;
 use serde_json::{Value, json};
 use std::path::Path;
+use wai_checker::cis2::tokenizer::byte_to_char;
 
 /// A seeded linear congruential generator.
 pub struct Lcg(pub u64);

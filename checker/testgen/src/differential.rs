@@ -1,11 +1,11 @@
 //! Differential runs: random requests through another implementation's `fill` and `certify` (a
 //! command such as the oracle binary) and through this checker, compared byte for byte.
 
-use super::random;
-use crate::{certify, fill};
+use crate::random;
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;
+use wai_checker::{certify, fill};
 
 /// What a run found.
 #[derive(Default, Debug)]
@@ -208,7 +208,7 @@ pub fn compare_stage(other: &Path, requests: &str, dir: &Path) -> std::io::Resul
 pub fn run_stage(other: &Path, seeds: std::ops::Range<u64>, dir: &Path) -> std::io::Result<StageReport> {
     let mut requests = String::new();
     for seed in seeds {
-        requests.push_str(&super::stage::request(seed));
+        requests.push_str(&crate::stage::request(seed));
         requests.push('\n');
     }
     compare_stage(other, &requests, dir)

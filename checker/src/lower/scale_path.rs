@@ -24,15 +24,14 @@
 use crate::bounds::Profile;
 use crate::bounds::certificate;
 use crate::canon::{self, J};
-use crate::fill::LineError;
-use crate::load;
 use crate::lower::{self, jpegai_int};
-use crate::request::members;
+use crate::request::{LineError, members};
 use crate::run::{Given, Outcome, Sequence};
 use crate::stage::dec::Dec;
 use crate::stage::mans::{self, SpanIn};
 use crate::stage::scalar::{self, DecTensor};
 use crate::whg1::Graph;
+use crate::whg1::load;
 use serde_json::Value;
 
 /// One plane's outputs, each `[C, …]` in CHW order.
@@ -281,7 +280,6 @@ pub fn fill_line(v: &Value) -> Result<String, LineError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fill::{self, LineError};
     use crate::lower::jpegai_int::tests::bundle;
 
     fn record(files: &[(String, Vec<u8>)], soz: &str, grfs_y: usize) -> String {
@@ -298,7 +296,7 @@ mod tests {
     }
 
     fn expect(line: &str) -> Value {
-        match fill::fill_line(line) {
+        match fill_line(&serde_json::from_str(line).unwrap()) {
             Ok(s) => serde_json::from_str::<Value>(&s).unwrap()["expect"].clone(),
             Err(LineError::Bad(m) | LineError::Bug(m)) => panic!("{m}"),
         }
@@ -370,7 +368,7 @@ mod tests {
                 "bundle.norm.json",
             ),
         ] {
-            match fill::fill_line(&line) {
+            match fill_line(&serde_json::from_str(&line).unwrap()) {
                 Err(LineError::Bad(m)) => assert!(m.starts_with(field), "{m}"),
                 _ => panic!("{field}: not a line error"),
             }
@@ -381,7 +379,7 @@ mod tests {
     /// outputs or its refusal), never a panic or a checker bug.
     #[test]
     fn hostile_records_fill() {
-        use crate::testgen::random::Rng;
+        use crate::seeded::Rng;
         let mut r = Rng::new(7);
         let mut decoded = 0;
         for i in 0..7 {
