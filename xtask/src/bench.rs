@@ -15,7 +15,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 use xtask::check::strip;
-use xtask::{build, run};
+use xtask::{GENERATOR, build, run};
 
 /// Median and extremes of some seconds.
 struct Spread {
@@ -122,7 +122,7 @@ pub fn main(root: &Path, runs: usize) -> Result<(), String> {
     let bin = build(
         root,
         &[
-            ("wai-oracle", "wai-generate"),
+            GENERATOR,
             ("wai-oracle", "wai-oracle"),
             ("wai-checker", "wai-checker"),
             ("xtask", "membw"),

@@ -14,7 +14,7 @@
 //! when anything differs.
 
 use crate::compare::{files, first_difference};
-use crate::{build, run as run_command};
+use crate::{GENERATOR, build, run as run_command};
 use rayon::prelude::*;
 use serde_json::Value;
 use std::io::Write;
@@ -62,7 +62,7 @@ impl Tier {
 
 /// `cargo xtask check --tier T`: the gate over one tier of the tree, or both.
 pub fn run(root: &Path, tier: Tier) -> Result<(), String> {
-    let bin = build(root, &[("wai-oracle", "wai-generate"), ("wai-checker", "wai-checker")])?;
+    let bin = build(root, &[GENERATOR, ("wai-checker", "wai-checker")])?;
     let tree = root.join("ops-conformance");
     if !tree.is_dir() {
         return Err("ops-conformance/ does not exist: run `cargo xtask regen`".into());

@@ -25,7 +25,7 @@ mod fuzz_diff;
 mod mutants;
 
 use xtask::check::Tier;
-use xtask::{FaultOptions, build, run};
+use xtask::{FaultOptions, GENERATOR, build, run};
 
 use clap::{Args, Parser, Subcommand};
 use std::path::{Path, PathBuf};
@@ -215,7 +215,7 @@ fn regen(root: &Path, tier: Option<String>, only: Option<String>) -> Result<(), 
     if let Some(o) = only {
         args.extend(["--only".to_string(), o]);
     }
-    let bin = build(root, &[("wai-oracle", "wai-generate")])?;
+    let bin = build(root, &[GENERATOR])?;
     let start = Instant::now();
     run(
         Command::new(bin.join("wai-generate"))
@@ -229,7 +229,7 @@ fn regen(root: &Path, tier: Option<String>, only: Option<String>) -> Result<(), 
 }
 
 fn coverage(root: &Path, args: &[String]) -> Result<(), String> {
-    let bin = build(root, &[("wai-oracle", "wai-generate")])?;
+    let bin = build(root, &[GENERATOR])?;
     run(
         Command::new(bin.join("wai-generate"))
             .current_dir(root)

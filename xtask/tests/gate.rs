@@ -4,7 +4,7 @@
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use xtask::{build, check, compare::files};
+use xtask::{GENERATOR, build, check, compare::files};
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
@@ -66,7 +66,7 @@ fn mutate(record: &mut Value, kind: usize) -> Option<String> {
 #[test]
 fn a_changed_value_in_each_of_20_records_is_named_by_file_line_id_and_field() {
     let root = root();
-    let bin = build(&root, &[("wai-oracle", "wai-generate"), ("wai-checker", "wai-checker")]).unwrap();
+    let bin = build(&root, &[GENERATOR, ("wai-checker", "wai-checker")]).unwrap();
     let dir = tempfile_dir();
     copy_dir(&root.join("ops-conformance"), &dir);
     let mut changed = Vec::new();
@@ -143,7 +143,7 @@ fn the_checker_never_depends_on_the_oracle_or_num_bigint() {
 #[test]
 fn a_changed_lowered_graph_certificate_or_set_is_named() {
     let root = root();
-    let bin = build(&root, &[("wai-oracle", "wai-generate"), ("wai-checker", "wai-checker")]).unwrap();
+    let bin = build(&root, &[GENERATOR, ("wai-checker", "wai-checker")]).unwrap();
     let dir = std::env::temp_dir().join(format!("wai-gate-lower-test-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     copy_dir(&root.join("ops-conformance"), &dir);
