@@ -9,7 +9,6 @@ mod case;
 mod cis2;
 mod cis2_model;
 mod coverage;
-mod coverage_scale;
 mod dequant;
 mod graph;
 mod graph_certs;
