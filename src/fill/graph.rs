@@ -1,10 +1,10 @@
 //! Filling per-operator and graph vectors (§14.1, §14.2): `load` and every
 //! decode's `expect`, from the graph bytes and the decodes' inputs.
 
-use super::json::*;
 use super::recipe::{self, Recipe};
 use crate::bounds::{self, profile::Profile};
 use crate::canon;
+use crate::json::*;
 use crate::refusal::Refusal;
 use crate::run::{Sequence, Stop};
 use crate::tensor::Tensor;

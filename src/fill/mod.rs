@@ -5,7 +5,6 @@ pub mod cis2;
 pub mod dequant;
 pub mod graph;
 pub mod jpegai;
-pub mod json;
 pub mod lowering;
 pub mod recipe;
 pub mod stage;

@@ -9,7 +9,6 @@
 
 pub mod int_synth;
 pub mod jpegai;
-pub mod json;
 pub mod whm;
 
 use crate::bounds::certificate::{self, Header};

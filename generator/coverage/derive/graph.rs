@@ -75,7 +75,7 @@ fn replay(request: &serde_json::Value) -> Result<Replayed, String> {
             .as_array()
             .into_iter()
             .flatten()
-            .map(|t| wai_oracle::fill::json::tensor(t, "input"))
+            .map(|t| wai_oracle::json::tensor(t, "input"))
             .collect::<Result<_, _>>()?;
         let scalars: Vec<BigInt> = d["scalars"].as_array().into_iter().flatten().map(int).collect();
         let mut seen = Seen::default();

@@ -1,5 +1,9 @@
-//! Reading request lines: each accessor names the field it reads, so that a bad
-//! line is reported as `line N: <field>: <what is wrong>`.
+//! Reading JSON with each field's path in errors, so that a bad request line is reported as
+//! `line N: <field>: <what is wrong>` and a refused parameter set names the member at fault.
+//!
+//! Integers come in two encodings. A request's (the `fill` protocol, docs/protocol.md) are canonical
+//! decimal strings: [`integer`], [`tensor`], [`shape`]. A parameter set's files hold JSON numbers, as
+//! the forms a lowering reads define them (§13): [`i64_number`], [`u64_number`], [`number_tensor`].
 
 use crate::canon;
 use crate::plan::Shape;
@@ -8,6 +12,9 @@ use num_bigint::BigInt;
 use serde_json::{Map, Value, json};
 
 pub type Fail = String;
+
+// ---------------------------------------------------------------------------------------------
+// Objects, members, arrays, strings
 
 /// `path.key`, or `key` at the top.
 pub fn join(path: &str, key: &str) -> String {
@@ -47,6 +54,9 @@ pub fn array<'a>(v: &'a Value, path: &str) -> Result<&'a [Value], Fail> {
         .map(Vec::as_slice)
         .ok_or_else(|| format!("{path}: not an array"))
 }
+
+// ---------------------------------------------------------------------------------------------
+// A request's canonical integers (docs/protocol.md)
 
 /// A canonical decimal integer string.
 pub fn integer(v: &Value, path: &str) -> Result<BigInt, Fail> {
@@ -109,4 +119,51 @@ pub fn tensor_value(t: &Tensor) -> Value {
         "data": t.data.iter().map(|v| canon::int(v.clone())).collect::<Vec<_>>(),
         "shape": shape_value(t.shape),
     })
+}
+
+// ---------------------------------------------------------------------------------------------
+// A parameter set's JSON numbers (§13)
+
+/// A JSON integer that fits i64.
+pub fn i64_number(v: &Value, path: &str) -> Result<i64, Fail> {
+    v.as_i64()
+        .ok_or_else(|| format!("{path}: {v} is not an integer that fits i64"))
+}
+
+/// A JSON integer that fits u64.
+pub fn u64_number(v: &Value, path: &str) -> Result<u64, Fail> {
+    v.as_u64()
+        .ok_or_else(|| format!("{path}: {v} is not a non-negative integer below 2^64"))
+}
+
+/// An optional non-negative member, `default` when absent.
+pub fn u64_number_or(o: &Map<String, Value>, key: &str, default: u64, path: &str) -> Result<u64, Fail> {
+    o.get(key).map_or(Ok(default), |v| u64_number(v, &join(path, key)))
+}
+
+/// A nested array of integers, flattened in row-major order, with its dimensions checked
+/// against `dims`.
+pub fn number_tensor(v: &Value, dims: &[u64], path: &str) -> Result<Vec<i64>, Fail> {
+    let mut out = Vec::new();
+    flatten(v, dims, path, &mut out)?;
+    Ok(out)
+}
+
+fn flatten(v: &Value, dims: &[u64], path: &str, out: &mut Vec<i64>) -> Result<(), Fail> {
+    match dims.split_first() {
+        None => {
+            out.push(i64_number(v, path)?);
+            Ok(())
+        }
+        Some((&n, rest)) => {
+            let items = array(v, path)?;
+            if items.len() as u64 != n {
+                return Err(format!("{path}: {} entries where {n} are needed", items.len()));
+            }
+            items
+                .iter()
+                .enumerate()
+                .try_for_each(|(i, x)| flatten(x, rest, &format!("{path}[{i}]"), out))
+        }
+    }
 }
