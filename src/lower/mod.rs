@@ -69,6 +69,11 @@ pub fn capabilities(lowering: &str) -> &'static [&'static str] {
     }
 }
 
+/// The lowering §13.0's table registers for a capability: the one that decodes it.
+pub fn lowering_of(capability: &str) -> Option<&'static str> {
+    LOWERINGS.into_iter().find(|l| capabilities(l).contains(&capability))
+}
+
 /// Whether a lowering reads one file (all but `jpegai-int/1`'s bundle).
 pub fn one_file(lowering: &str) -> bool {
     lowering != "jpegai-int/1"

@@ -144,19 +144,6 @@ pub fn differences(root: &Path, tree: &Path, bin: &Path, tier: Tier) -> Result<V
     Ok(differences)
 }
 
-/// The lowering §13.0 registers for each capability with a certificate tree.
-fn lowering_of(capability: &str) -> Option<&'static str> {
-    Some(match capability {
-        "wai.neural.int_synth" => "int_synth/1",
-        "wai.neural.int_hyper" | "wai.video.int_hyper" | "wai.splat.int_codec" => "whm1/1",
-        "wai.audio.int_codec" => "wam1/1",
-        "wai.neural.int_mlicpp" => "wmb1/1",
-        "wai.world.model" => "world/1",
-        "wai.image.jpegai" => "jpegai-int/1",
-        _ => return None,
-    })
-}
-
 /// One set of a certificate tree: `<root>/<capability>/<digest>/`, relative to the tree.
 struct Set {
     capability: String,
@@ -255,7 +242,7 @@ fn graph_certificates(tree: &Path, checker: &Path, mutant: Option<&str>) -> Vec<
 
 fn lower_set(tree: &Path, checker: &Path, set: &Set, mutant: Option<&str>) -> Vec<String> {
     let folder = tree.join(&set.dir);
-    let Some(lowering) = lowering_of(&set.capability) else {
+    let Some(lowering) = wai_oracle::lower::lowering_of(&set.capability) else {
         return vec![format!("{}: no lowering is registered for {}", set.dir, set.capability)];
     };
     let all = files(&folder);
