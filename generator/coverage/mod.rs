@@ -16,10 +16,11 @@ mod report;
 mod requirements;
 mod scale;
 
-use crate::tree::{self, Tier};
+use crate::tree;
 use rayon::prelude::*;
 use report::Report;
 use std::path::Path;
+use wai_oracle::suite::Tier;
 
 /// Runs the coverage over the corpus: prints every item with its vectors, and fails on an
 /// item with none or a claim that does not hold.
@@ -32,7 +33,7 @@ pub fn run(corpus: &Path, quiet: bool, only: &[String], tier: Tier) -> Result<()
     let files: Vec<Vec<derive::Vector>> = sources.par_iter().map(derive::file).collect::<Result<_, String>>()?;
     let mut report = Report::default();
     for (src, vectors) in sources.iter().zip(&files) {
-        report.file(&src.target, vectors);
+        report.file(&src.target, src.claimed_operator(), vectors);
     }
     if only.is_empty() {
         for (item, name) in derive::sets(&crate::sets::read_all(corpus)?) {

@@ -17,13 +17,9 @@ impl Report {
         self.covered.entry(item).or_default().push(by);
     }
 
-    /// The vectors of the tree file `target`: the items each covers, and each claim checked. A
-    /// per-operator or stage-operator file's claims name its operator's items without the prefix.
-    pub fn file(&mut self, target: &str, vectors: &[Vector]) {
-        let op = ["vectors/", "stage/", "provisional/stage/"]
-            .iter()
-            .find_map(|d| target.strip_prefix(d))
-            .and_then(|t| t.strip_suffix(".jsonl"));
+    /// The vectors of the tree file `target`: the items each covers, and each claim checked. The
+    /// claims of a file of one operator's vectors, `op`, name its items without the prefix.
+    pub fn file(&mut self, target: &str, op: Option<&str>, vectors: &[Vector]) {
         for v in vectors {
             for item in &v.items {
                 self.cover(item.clone(), format!("{target}#{}", v.id));

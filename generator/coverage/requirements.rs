@@ -2,7 +2,7 @@
 //! of each stage operator's file and of the whole tree, and the list a run checks.
 
 use super::scale;
-use crate::tree::Tier;
+use wai_oracle::suite::Tier;
 use wai_oracle::whg1::OPERATORS;
 
 /// The operators whose every graph fails `acc32` (§7.3).

@@ -12,9 +12,6 @@ use crate::whg1;
 use num_bigint::BigInt;
 use serde_json::{Map, Value, json};
 
-/// The computed fields of a graph vector. A request may hold them or not.
-pub const COMPUTED: [&str; 2] = ["load", "profiles"];
-
 /// A request's input tensor: written out, or a scale record's recipe, made only when its decode runs.
 enum Input {
     Data(Tensor),

@@ -21,44 +21,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Instant;
-
-/// The tree's two tiers (docs/scale.md): `scale/`, and everything else.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Tier {
-    Small,
-    Scale,
-    All,
-}
-
-impl Tier {
-    pub fn parse(name: &str) -> Result<Tier, String> {
-        match name {
-            "small" => Ok(Tier::Small),
-            "scale" => Ok(Tier::Scale),
-            "all" => Ok(Tier::All),
-            other => Err(format!("--tier: {other:?} is not small, scale or all")),
-        }
-    }
-
-    /// The name `wai-generate regen --tier` takes.
-    pub fn name(self) -> &'static str {
-        match self {
-            Tier::Small => "small",
-            Tier::Scale => "scale",
-            Tier::All => "all",
-        }
-    }
-
-    /// Whether the tree file at `path` (relative, `/`-separated) belongs to this tier.
-    pub fn holds(self, path: &str) -> bool {
-        let scale = path.starts_with("scale/");
-        match self {
-            Tier::Small => !scale,
-            Tier::Scale => scale,
-            Tier::All => true,
-        }
-    }
-}
+use wai_oracle::suite::{self, Tier};
 
 /// `cargo xtask check --tier T`: the gate over one tier of the tree, or both.
 pub fn run(root: &Path, tier: Tier) -> Result<(), String> {
@@ -377,24 +340,14 @@ fn compare_trees(committed: &Path, regenerated: &Path, tier: Tier) -> Vec<String
     out
 }
 
-/// A committed file with its computed fields removed: the requests a `fill` receives.
+/// A committed file with its computed fields removed (`suite::strip`): the requests a `fill`
+/// receives.
 pub fn strip(committed: &[u8]) -> Result<Vec<u8>, String> {
     let text = std::str::from_utf8(committed).map_err(|e| e.to_string())?;
     let mut out = String::new();
     for (n, line) in text.lines().enumerate() {
         let mut v: Value = serde_json::from_str(line).map_err(|e| format!("line {}: {e}", n + 1))?;
-        if let Some(o) = v.as_object_mut() {
-            // Graph vectors' load, profiles and decodes' expect; stage vectors' and lowering
-            // records' expect.
-            o.remove("load");
-            o.remove("profiles");
-            o.remove("expect");
-            for d in o.get_mut("decodes").and_then(Value::as_array_mut).into_iter().flatten() {
-                if let Some(d) = d.as_object_mut() {
-                    d.remove("expect");
-                }
-            }
-        }
+        suite::strip(&mut v);
         out.push_str(&v.to_string());
         out.push('\n');
     }

@@ -693,7 +693,7 @@ pub fn grade_response(data: &[u8]) -> Result<(), String> {
     };
     let committed: Vec<grade::Sent> = committed
         .into_iter()
-        .map(|c| grade::Sent::new(c, "vectors", grade::Role::All))
+        .map(|c| grade::Sent::new(c, grade::Role::All))
         .collect();
     let graded = grade::grade_lines(&committed, response, ending);
     if graded.len() != committed.len() {

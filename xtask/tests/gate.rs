@@ -4,6 +4,7 @@
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use wai_oracle::suite::Tier;
 use xtask::{GENERATOR, build, check, compare::files};
 
 fn root() -> PathBuf {
@@ -72,7 +73,7 @@ fn a_changed_value_in_each_of_20_records_is_named_by_file_line_id_and_field() {
     let mut changed = Vec::new();
     let small = files(&dir)
         .into_iter()
-        .filter(|f| f.ends_with(".jsonl") && check::Tier::Small.holds(f));
+        .filter(|f| f.ends_with(".jsonl") && Tier::Small.holds(f));
     for (i, name) in small.enumerate() {
         if changed.len() == 20 {
             break;
@@ -97,7 +98,7 @@ fn a_changed_value_in_each_of_20_records_is_named_by_file_line_id_and_field() {
         20,
         "the tree has 20 files with a computed value to change"
     );
-    let report = check::differences(&root, &dir, &bin, check::Tier::Small).unwrap();
+    let report = check::differences(&root, &dir, &bin, Tier::Small).unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
     for (file, line, id, field) in &changed {
         for who in ["regenerated", "checker"] {
@@ -163,7 +164,7 @@ fn a_changed_lowered_graph_certificate_or_set_is_named() {
     let w = dir.join(format!("{jpegai}/weights/hs_y.json"));
     let text = std::fs::read_to_string(&w).unwrap();
     std::fs::write(&w, text.replacen("\"v\":[8]", "\"v\":[9]", 1)).unwrap();
-    let report = check::differences(&root, &dir, &bin, check::Tier::Small).unwrap();
+    let report = check::differences(&root, &dir, &bin, Tier::Small).unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
     let expected = [
         format!("checker {synth}/synth.whg1: committed 810 bytes (byte 40: "),

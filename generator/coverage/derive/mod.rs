@@ -10,6 +10,7 @@ use crate::case::{self, Case};
 use crate::tree::{self, Source};
 use num_bigint::BigInt;
 use std::collections::BTreeSet;
+use wai_oracle::suite::{Cases, SCALE};
 use wai_oracle::tensor::Tensor;
 
 /// A vector of a tree file: its id, the items its case claims, and the items it covers.
@@ -74,12 +75,15 @@ pub fn file(src: &Source) -> Result<Vec<Vector>, String> {
 fn case(src: &Source, c: &Case) -> Result<Derived, String> {
     let path = format!("{}: case {}", src.corpus.display(), c.id);
     let at = |e: String| format!("{path}: {e}");
-    let mut derived = match &src.stage {
-        None if src.dequant => Derived::of(crate::dequant::items(&crate::dequant::fill(&c.body, &path)?)),
-        None if src.jpegai => Derived::of(jpegai(&crate::jpegai::request(&c.body, &c.root, &path)?).map_err(at)?),
-        Some(op) => Derived::of(stage::derive(op, &crate::stage::request(op, &c.body, &path)?).map_err(at)?),
-        None if src.target.starts_with(tree::SCALE) => Derived::of(scale(src, c, &path)?),
-        None => graph::derive(src.operator.as_deref(), &case::request(c, &path)?).map_err(at)?,
+    let mut derived = match src.cases {
+        Cases::DetessDequant => Derived::of(crate::dequant::items(&crate::dequant::fill(&c.body, &path)?)),
+        Cases::ScalePath => Derived::of(jpegai(&crate::jpegai::request(&c.body, &c.root, &path)?).map_err(at)?),
+        Cases::StageOperator => {
+            let request = crate::stage::request(&src.stem, &c.body, &path)?;
+            Derived::of(stage::derive(&src.stem, &request).map_err(at)?)
+        }
+        _ if src.suite == &SCALE => Derived::of(scale(src, c, &path)?),
+        Cases::Operator | Cases::Graphs => graph::derive(src.operator(), &case::request(c, &path)?).map_err(at)?,
     };
     // A graph lowered from a set, decoded: its lowering is covered (§14.2).
     let lowered = c.body["graph"]["lowered"]["set"].as_str();
@@ -102,11 +106,11 @@ fn scale(src: &Source, c: &Case, path: &str) -> Result<BTreeSet<String>, String>
             .map(|s| s.lowering),
         None => None,
     };
-    let prefix = match &src.operator {
+    let prefix = match src.operator() {
         Some(op) => format!("scale:{op}:"),
         None => "scale:graph:".into(),
     };
-    let items = super::scale::derive(src.operator.as_deref(), &case::request(c, path)?, lowering.as_deref())
+    let items = super::scale::derive(src.operator(), &case::request(c, path)?, lowering.as_deref())
         .map_err(|e| format!("{path}: {e}"))?;
     Ok(items.into_iter().map(|i| format!("{prefix}{i}")).collect())
 }
