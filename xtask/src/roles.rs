@@ -61,10 +61,10 @@ impl Role {
     /// under every role: their suites are their own targets).
     fn computes(self, form: Form) -> bool {
         match form {
-            Form::GraphVector => matches!(self, Role::Operator | Role::Certifier | Role::All),
-            Form::Stage => matches!(self, Role::Operator | Role::All),
-            Form::Lowering => matches!(self, Role::Certifier | Role::Sink | Role::All),
-            Form::ScalePath => matches!(self, Role::Sink | Role::All),
+            Form::GraphVector => self.includes(Role::Operator) || self.includes(Role::Certifier),
+            Form::Stage => self.includes(Role::Operator),
+            Form::Lowering => self.includes(Role::Certifier) || self.includes(Role::Sink),
+            Form::ScalePath => self.includes(Role::Sink),
             Form::Cis2Function | Form::Cis2Decode | Form::DequantCall | Form::DequantNumeric => true,
         }
     }
@@ -178,4 +178,32 @@ pub fn owned(target: Target, form: Form, record: &Value) -> Value {
         _ => {}
     }
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_role_grades_the_suites_holding_a_form_it_computes() {
+        let graded = |r: Role| -> Vec<&str> {
+            suite::SUITES
+                .iter()
+                .filter(|s| r.grades_suite(s.name))
+                .map(|s| s.name)
+                .collect()
+        };
+        let (cis2, dequant) = ("cis2", "detessdequant");
+        assert_eq!(
+            graded(Role::Operator),
+            ["vectors", "graphs", "stage", cis2, dequant, "scale"]
+        );
+        assert_eq!(
+            graded(Role::Certifier),
+            ["vectors", "graphs", "lowerings", cis2, dequant, "scale"]
+        );
+        assert_eq!(graded(Role::Sink), ["graphs", "lowerings", cis2, dequant]);
+        assert_eq!(graded(Role::All).len(), suite::SUITES.len());
+        assert!(!Role::All.grades_suite("certificates"));
+    }
 }
