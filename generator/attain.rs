@@ -17,8 +17,8 @@ use wai_oracle::whg1::{Graph, Op, Placement};
 pub fn input(g: &Graph, shape: Shape, v: &Value, path: &str) -> Result<Tensor, Fail> {
     let o = object(v, path)?;
     only(o, &["node", "end"], path)?;
-    let index = u32_(get(o, "node", path)?, &format!("{path}.node"))? as usize;
-    let upper = match string(get(o, "end", path)?, &format!("{path}.end"))? {
+    let index = u32_(member(o, "node", path)?, &format!("{path}.node"))? as usize;
+    let upper = match string(member(o, "end", path)?, &format!("{path}.end"))? {
         "hi" => true,
         "lo" => false,
         other => return Err(format!("{path}.end: {other:?} is neither hi nor lo")),

@@ -26,7 +26,7 @@ pub fn cases(file: &Value, path: &str, root: &std::path::Path) -> Result<Vec<Cas
     let o = object(file, path)?;
     only(o, &["about", "cases"], path)?;
     let mut out = Vec::new();
-    for (i, entry) in array(get(o, "cases", path)?, &format!("{path}.cases"))?
+    for (i, entry) in array(member(o, "cases", path)?, &format!("{path}.cases"))?
         .iter()
         .enumerate()
     {
@@ -65,7 +65,7 @@ pub fn cases(file: &Value, path: &str, root: &std::path::Path) -> Result<Vec<Cas
                 ],
                 &p,
             )?;
-            let id = string(get(c, "id", &p)?, &format!("{p}.id"))?.to_string();
+            let id = string(member(c, "id", &p)?, &format!("{p}.id"))?.to_string();
             let covers = match c.get("covers") {
                 None => vec![],
                 Some(v) => array(v, &format!("{p}.covers"))?
@@ -93,7 +93,7 @@ fn expand(entry: &Value, path: &str) -> Result<Vec<Value>, Fail> {
     };
     let o = object(entry, path)?;
     only(o, &["matrix", "case"], path)?;
-    let template = get(o, "case", path)?;
+    let template = member(o, "case", path)?;
     let mut combos: Vec<Vec<(String, Value)>> = vec![vec![]];
     for (name, values) in object(matrix, &format!("{path}.matrix"))? {
         let values = array(values, &format!("{path}.matrix.{name}"))?;
@@ -161,7 +161,10 @@ pub fn model(case: &Case, path: &str) -> Result<Graph, Fail> {
         let bytes = hex::decode(&hex).map_err(|e| format!("{path}.graph: {e}"))?;
         return whg1::read(&bytes).map_err(|r| format!("{path}.graph: {r}"));
     }
-    graph(get(object(&case.body, path)?, "graph", path)?, &format!("{path}.graph"))
+    graph(
+        member(object(&case.body, path)?, "graph", path)?,
+        &format!("{path}.graph"),
+    )
 }
 
 /// The bytes of a graph given as `{"hex": …}` (a regression recorded as it was found), or as
@@ -248,7 +251,7 @@ fn mutate(bytes: &mut Vec<u8>, g: &Graph, v: &Value, path: &str) -> Result<(), F
         let o = object(m, &p)?;
         only(o, &["at", "hex", "truncate", "append"], &p)?;
         let hex_of = |key: &str| {
-            hex::decode(string(get(o, key, &p)?, &format!("{p}.{key}"))?).map_err(|e| format!("{p}.{key}: {e}"))
+            hex::decode(string(member(o, key, &p)?, &format!("{p}.{key}"))?).map_err(|e| format!("{p}.{key}: {e}"))
         };
         if let Some(at) = o.get("at") {
             let offset = match array(at, &format!("{p}.at"))? {
@@ -280,7 +283,7 @@ fn mutate(bytes: &mut Vec<u8>, g: &Graph, v: &Value, path: &str) -> Result<(), F
 fn decode(v: &Value, g: &Graph, path: &str) -> Result<Value, Fail> {
     let o = object(v, path)?;
     only(o, &["inputs", "scalars"], path)?;
-    let inputs: Vec<Value> = array(get(o, "inputs", path)?, &format!("{path}.inputs"))?
+    let inputs: Vec<Value> = array(member(o, "inputs", path)?, &format!("{path}.inputs"))?
         .iter()
         .enumerate()
         .map(|(i, t)| {
@@ -307,12 +310,12 @@ fn decode(v: &Value, g: &Graph, path: &str) -> Result<Value, Fail> {
 fn recipe_input(v: &Value, path: &str) -> Result<Value, Fail> {
     let o = object(v, path)?;
     only(o, &["shape", "recipe"], path)?;
-    let shape = shape(get(o, "shape", path)?, &format!("{path}.shape"))?;
+    let shape = shape(member(o, "shape", path)?, &format!("{path}.shape"))?;
     let rp = format!("{path}.recipe");
-    let r = object(get(o, "recipe", path)?, &rp)?;
+    let r = object(member(o, "recipe", path)?, &rp)?;
     only(r, &["seed", "range"], &rp)?;
-    let seed = u64_(get(r, "seed", &rp)?, &format!("{rp}.seed"))?;
-    let (lo, hi) = crate::recipe::range(get(r, "range", &rp)?, &format!("{rp}.range"))?;
+    let seed = u64_(member(r, "seed", &rp)?, &format!("{rp}.seed"))?;
+    let (lo, hi) = crate::recipe::range(member(r, "range", &rp)?, &format!("{rp}.range"))?;
     let request = json!({
         "recipe": { "generator": "splitmix64", "range": [canon::int(lo), canon::int(hi)], "seed": canon::int(seed) },
         "shape": [canon::int(shape.c), canon::int(shape.h), canon::int(shape.w)],
@@ -322,7 +325,7 @@ fn recipe_input(v: &Value, path: &str) -> Result<Value, Fail> {
 }
 
 fn tensor_value(t: &Tensor) -> Value {
-    wai_oracle::fill::json::tensor_value(t)
+    wai_oracle::json::tensor_value(t)
 }
 
 fn shape(v: &Value, path: &str) -> Result<Shape, Fail> {
@@ -335,14 +338,14 @@ fn shape(v: &Value, path: &str) -> Result<Shape, Fail> {
 fn tensor(v: &Value, g: &Graph, path: &str) -> Result<Tensor, Fail> {
     let o = object(v, path)?;
     only(o, &["shape", "data", "attain"], path)?;
-    let shape = shape(get(o, "shape", path)?, &format!("{path}.shape"))?;
+    let shape = shape(member(o, "shape", path)?, &format!("{path}.shape"))?;
     if let Some(a) = o.get("attain") {
         return attain::input(g, shape, a, &format!("{path}.attain"));
     }
     let count = shape
         .elems()
         .ok_or_else(|| format!("{path}.shape: too many elements"))? as usize;
-    let data = ints(get(o, "data", path)?, count, &format!("{path}.data"))?;
+    let data = ints(member(o, "data", path)?, count, &format!("{path}.data"))?;
     Ok(Tensor { shape, data })
 }
 

@@ -77,19 +77,19 @@ fn recipe(o: &Map<String, Value>, path: &str) -> Result<F32, Fail> {
         .ok_or(format!("{path}: one recipe"))?;
     let p = format!("{path}.{name}");
     let r = object(r, &p)?;
-    let n = |k: &str| -> Result<u64, Fail> { u64_(get(r, k, &p)?, &format!("{p}.{k}")) };
+    let n = |k: &str| -> Result<u64, Fail> { u64_(member(r, k, &p)?, &format!("{p}.{k}")) };
     match name.as_str() {
         // `pos · inv_freq[i]`, §7.3's angle.
         "rope_angle" => {
             only(r, &["head_dim", "theta", "pos", "i"], &p)?;
-            let table = rope::inv_freq(&a, n("head_dim")? as usize, f32_of(get(r, "theta", &p)?, &p)?);
+            let table = rope::inv_freq(&a, n("head_dim")? as usize, f32_of(member(r, "theta", &p)?, &p)?);
             let f = *table.get(n("i")? as usize).ok_or(format!("{p}.i: past the table"))?;
             Ok(a.mul(a.of_int(n("pos")? as i64), f))
         }
         // The binary32 nearest `(k + ½·half)·π/2`, moved `ulps` steps toward +∞.
         "quadrant" => {
             only(r, &["k", "half", "ulps"], &p)?;
-            let k = i64_(get(r, "k", &p)?, &format!("{p}.k"))? as f64;
+            let k = i64_(member(r, "k", &p)?, &format!("{p}.k"))? as f64;
             let half = if r.get("half") == Some(&Value::Bool(true)) {
                 0.5
             } else {
@@ -134,15 +134,15 @@ fn list_of(v: &Value, path: &str) -> Result<Vec<F32>, Fail> {
     if let Some(r) = o.get("inv_freq") {
         let p = format!("{path}.inv_freq");
         let r = object(r, &p)?;
-        let hd = u64_(get(r, "head_dim", &p)?, &format!("{p}.head_dim"))? as usize;
-        return Ok(rope::inv_freq(&Soft::X86_64, hd, f32_of(get(r, "theta", &p)?, &p)?));
+        let hd = u64_(member(r, "head_dim", &p)?, &format!("{p}.head_dim"))? as usize;
+        return Ok(rope::inv_freq(&Soft::X86_64, hd, f32_of(member(r, "theta", &p)?, &p)?));
     }
     let p = format!("{path}.random");
-    let r = object(get(o, "random", path)?, &p)?;
+    let r = object(member(o, "random", path)?, &p)?;
     only(r, &["seed", "count", "exponents"], &p)?;
-    let mut rng = ChaCha8Rng::seed_from_u64(u64_(get(r, "seed", &p)?, &format!("{p}.seed"))?);
+    let mut rng = ChaCha8Rng::seed_from_u64(u64_(member(r, "seed", &p)?, &format!("{p}.seed"))?);
     let (lo, hi) = pair(r.get("exponents"), (120, 130), &format!("{p}.exponents"))?;
-    let count = u64_(get(r, "count", &p)?, &format!("{p}.count"))?;
+    let count = u64_(member(r, "count", &p)?, &format!("{p}.count"))?;
     Ok((0..count)
         .map(|_| {
             let bits = rng.next_u32();
@@ -159,7 +159,7 @@ fn hex32(x: F32) -> Value {
 /// An ops case's request.
 fn op_request(c: &Map<String, Value>, path: &str) -> Result<Value, Fail> {
     only(c, &["id", "about", "covers", "fn", "in"], path)?;
-    let function = string(get(c, "fn", path)?, &format!("{path}.fn"))?;
+    let function = string(member(c, "fn", path)?, &format!("{path}.fn"))?;
     let mut input = Map::new();
     if let Some(i) = c.get("in") {
         for (key, v) in object(i, &format!("{path}.in"))? {
@@ -184,7 +184,7 @@ fn op_request(c: &Map<String, Value>, path: &str) -> Result<Value, Fail> {
             input.insert(key.clone(), value);
         }
     }
-    Ok(json!({ "fn": function, "id": get(c, "id", path)?, "in": input }))
+    Ok(json!({ "fn": function, "id": member(c, "id", path)?, "in": input }))
 }
 
 /// The expanded cases of a corpus file of this suite.
@@ -252,15 +252,15 @@ fn models_of(file: &Path) -> Result<BTreeMap<String, Files>, Fail> {
     let v: Value = serde_json::from_str(&text).map_err(|e| format!("{path}: {e}"))?;
     let o = object(&v, &path)?;
     only(o, &["about", "tokenizers", "models"], &path)?;
-    let tokenizers = cis2_model::tokenizers(get(o, "tokenizers", &path)?, &format!("{path}.tokenizers"))?;
+    let tokenizers = cis2_model::tokenizers(member(o, "tokenizers", &path)?, &format!("{path}.tokenizers"))?;
     let mut out = BTreeMap::new();
-    for (i, m) in array(get(o, "models", &path)?, &format!("{path}.models"))?
+    for (i, m) in array(member(o, "models", &path)?, &format!("{path}.models"))?
         .iter()
         .enumerate()
     {
         let p = format!("{path}.models[{i}]");
         let m = object(m, &p)?;
-        let name = string(get(m, "name", &p)?, &format!("{p}.name"))?;
+        let name = string(member(m, "name", &p)?, &format!("{p}.name"))?;
         if out
             .insert(name.to_string(), cis2_model::build(m, &tokenizers, &p)?)
             .is_some()
@@ -293,12 +293,12 @@ pub fn tree_files(corpus: &Path) -> Result<Vec<(String, Vec<u8>)>, Fail> {
     if let Some((path, cases)) = read(corpus, "decode.json")? {
         let decodes = lines(&path, &cases, |c, p| {
             only(c, &["id", "about", "covers", "model", "prompt", "gen_toks"], p)?;
-            let name = string(get(c, "model", p)?, &format!("{p}.model"))?;
+            let name = string(member(c, "model", p)?, &format!("{p}.model"))?;
             let request = json!({
-                "gen_toks": int(get(c, "gen_toks", p)?, &format!("{p}.gen_toks"))?.to_string(),
-                "id": get(c, "id", p)?,
+                "gen_toks": int(member(c, "gen_toks", p)?, &format!("{p}.gen_toks"))?.to_string(),
+                "id": member(c, "id", p)?,
                 "model": format!("cis2/models/{name}"),
-                "prompt": hex::encode(string(get(c, "prompt", p)?, &format!("{p}.prompt"))?),
+                "prompt": hex::encode(string(member(c, "prompt", p)?, &format!("{p}.prompt"))?),
             });
             wai_oracle::fill::cis2::fill_decode_with(&request, |_| {
                 let f = models

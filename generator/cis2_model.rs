@@ -129,7 +129,7 @@ struct Tensor {
 
 /// §2.5's tensors for `config`, with biases and an untied head when asked.
 fn tensor_list(c: &Map<String, Value>, bias: bool, path: &str) -> Result<Vec<(String, Vec<usize>)>, Fail> {
-    let n = |k: &str| -> Result<usize, Fail> { Ok(u64_(get(c, k, path)?, &format!("{path}.{k}"))? as usize) };
+    let n = |k: &str| -> Result<usize, Fail> { Ok(u64_(member(c, k, path)?, &format!("{path}.{k}"))? as usize) };
     let (h, i, layers, heads, kv, vocab) = (
         n("hidden_size")?,
         n("intermediate_size")?,
@@ -179,7 +179,7 @@ fn weights(recipe: &Map<String, Value>, list: Vec<(String, Vec<usize>)>, path: &
         ],
         path,
     )?;
-    let mut rng = ChaCha8Rng::seed_from_u64(u64_(get(recipe, "seed", path)?, &format!("{path}.seed"))?);
+    let mut rng = ChaCha8Rng::seed_from_u64(u64_(member(recipe, "seed", path)?, &format!("{path}.seed"))?);
     let (lo, hi) = pair(recipe.get("exponents"), (118, 125), &format!("{path}.exponents"))?;
     let (nlo, nhi) = pair(recipe.get("norms"), (126, 127), &format!("{path}.norms"))?;
     let every = match recipe.get("subnormal_every") {
@@ -249,8 +249,8 @@ pub fn tokenizers(v: &Value, path: &str) -> Result<BTreeMap<String, (Trained, bo
         let p = format!("{path}.{name}");
         let o = object(t, &p)?;
         only(o, &["about", "text", "merges", "added", "pairs"], &p)?;
-        let text = string(get(o, "text", &p)?, &format!("{p}.text"))?;
-        let merges = u64_(get(o, "merges", &p)?, &format!("{p}.merges"))? as usize;
+        let text = string(member(o, "text", &p)?, &format!("{p}.text"))?;
+        let merges = u64_(member(o, "merges", &p)?, &format!("{p}.merges"))? as usize;
         let added = match o.get("added") {
             Some(a) => array(a, &format!("{p}.added"))?
                 .iter()
@@ -275,7 +275,7 @@ pub fn build(
         &["name", "about", "tokenizer", "tokenizer_set", "config", "weights"],
         path,
     )?;
-    let tname = string(get(m, "tokenizer", path)?, &format!("{path}.tokenizer"))?;
+    let tname = string(member(m, "tokenizer", path)?, &format!("{path}.tokenizer"))?;
     let (trained, pairs) = tokenizers
         .get(tname)
         .ok_or(format!("{path}.tokenizer: no tokenizer {tname:?}"))?;
@@ -283,12 +283,12 @@ pub fn build(
         .get("tokenizer_set")
         .map(|v| object(v, &format!("{path}.tokenizer_set")))
         .transpose()?;
-    let mut config = object(get(m, "config", path)?, &format!("{path}.config"))?.clone();
+    let mut config = object(member(m, "config", path)?, &format!("{path}.config"))?.clone();
     // `"vocab_size": "$tokenizer"` is the tokenizer's vocabulary size.
     if config.get("vocab_size") == Some(&json!("$tokenizer")) {
         config.insert("vocab_size".into(), json!(trained.vocab.len()));
     }
-    let recipe = object(get(m, "weights", path)?, &format!("{path}.weights"))?;
+    let recipe = object(member(m, "weights", path)?, &format!("{path}.weights"))?;
     let wp = format!("{path}.weights");
     let bias = recipe.get("bias") == Some(&Value::Bool(true));
     let mut tensors = weights(recipe, tensor_list(&config, bias, &format!("{path}.config"))?, &wp)?;

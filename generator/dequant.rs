@@ -42,11 +42,11 @@ pub fn numeric(c: &Map<String, Value>, path: &str) -> Result<Value, Fail> {
         None => (-128..=127).map(|v| text(&BigInt::from(v))).collect(),
     };
     Ok(json!({
-        "id": get(c, "id", path)?,
+        "id": member(c, "id", path)?,
         "in": {
             "q": q,
-            "scale": scale_bits(get(c, "scale", path)?, &format!("{path}.scale"))?,
-            "zero_point": text(&int(get(c, "zero_point", path)?, &format!("{path}.zero_point"))?),
+            "scale": scale_bits(member(c, "scale", path)?, &format!("{path}.scale"))?,
+            "zero_point": text(&int(member(c, "zero_point", path)?, &format!("{path}.zero_point"))?),
         },
     }))
 }
@@ -126,12 +126,12 @@ pub fn call(c: &Map<String, Value>, path: &str) -> Result<Value, Fail> {
     let mut params = Map::new();
     params.insert(
         "scale".into(),
-        Value::String(scale_bits(get(c, "scale", path)?, &format!("{path}.scale"))?),
+        Value::String(scale_bits(member(c, "scale", path)?, &format!("{path}.scale"))?),
     );
     if let Some(z) = c.get("zero_point") {
         params.insert("zero_point".into(), text(&int(z, &format!("{path}.zero_point"))?));
     }
-    let mut request = json!({ "id": get(c, "id", path)?, "inputs": inputs, "outputs": outputs, "params": params });
+    let mut request = json!({ "id": member(c, "id", path)?, "inputs": inputs, "outputs": outputs, "params": params });
     // The plan's sizes, for `$required` and `$span`: the specs filled with placeholder buffers.
     request["buffers"] = json!({ "inputs": [{ "address": "16", "bytes": "", "capacity": "0" }],
                                  "outputs": [{ "address": "16", "capacity": "0", "poison": "00" }] });
@@ -170,16 +170,16 @@ fn sizes(request: &Value) -> (BigInt, BigInt) {
 fn buffer(v: &Value, input: bool, sizes: &(BigInt, BigInt), path: &str) -> Result<Value, Fail> {
     let b = object(v, path)?;
     only(b, &["address", "capacity", "bytes", "poison"], path)?;
-    let cap = capacity(get(b, "capacity", path)?, sizes, &format!("{path}.capacity"))?;
+    let cap = capacity(member(b, "capacity", path)?, sizes, &format!("{path}.capacity"))?;
     let mut out = json!({
-        "address": text(&int(get(b, "address", path)?, &format!("{path}.address"))?),
+        "address": text(&int(member(b, "address", path)?, &format!("{path}.address"))?),
         "capacity": text(&cap),
     });
     if input {
-        let bytes = match get(b, "bytes", path)? {
+        let bytes = match member(b, "bytes", path)? {
             Value::String(h) => h.clone(),
             Value::Object(r) => {
-                let seed = u64_(get(r, "random", path)?, &format!("{path}.bytes.random"))?;
+                let seed = u64_(member(r, "random", path)?, &format!("{path}.bytes.random"))?;
                 let n = u64::try_from(&cap).unwrap_or(0).min(1 << 20) as usize;
                 let mut rng = ChaCha8Rng::seed_from_u64(seed);
                 hex::encode((0..n).map(|_| rng.next_u32() as u8).collect::<Vec<u8>>())
@@ -188,7 +188,7 @@ fn buffer(v: &Value, input: bool, sizes: &(BigInt, BigInt), path: &str) -> Resul
         };
         out["bytes"] = Value::String(bytes);
     } else {
-        out["poison"] = get(b, "poison", path)?.clone();
+        out["poison"] = member(b, "poison", path)?.clone();
     }
     Ok(out)
 }

@@ -62,16 +62,19 @@ pub fn graph(v: &Value, path: &str) -> Result<Graph, Fail> {
             });
         }
     }
-    for (i, inp) in array(get(o, "inputs", path)?, &format!("{path}.inputs"))?
+    for (i, inp) in array(member(o, "inputs", path)?, &format!("{path}.inputs"))?
         .iter()
         .enumerate()
     {
         input(&mut g, &mut names, inp, &format!("{path}.inputs[{i}]"))?;
     }
-    for (i, op) in array(get(o, "ops", path)?, &format!("{path}.ops"))?.iter().enumerate() {
+    for (i, op) in array(member(o, "ops", path)?, &format!("{path}.ops"))?
+        .iter()
+        .enumerate()
+    {
         node(&mut g, &mut names, op, &format!("{path}.ops[{i}]"))?;
     }
-    for (i, out) in array(get(o, "outputs", path)?, &format!("{path}.outputs"))?
+    for (i, out) in array(member(o, "outputs", path)?, &format!("{path}.outputs"))?
         .iter()
         .enumerate()
     {
@@ -122,10 +125,10 @@ fn input(g: &mut Graph, names: &mut Names, v: &Value, path: &str) -> Result<(), 
         &["name", "channels", "check", "clamp", "exponent", "max", "state"],
         path,
     )?;
-    let channels = u32_(get(o, "channels", path)?, &format!("{path}.channels"))?;
+    let channels = u32_(member(o, "channels", path)?, &format!("{path}.channels"))?;
     let tensor = g.tensors.len() as u32;
     g.tensors.push(record(o, channels, path)?);
-    names.define(string(get(o, "name", path)?, &format!("{path}.name"))?, tensor, path)?;
+    names.define(string(member(o, "name", path)?, &format!("{path}.name"))?, tensor, path)?;
     let (max_h, max_w) = pair(o.get("max"), (0, 0), &format!("{path}.max"))?;
     let kind = match o.get("state") {
         None => InputKind::Data,
@@ -134,8 +137,8 @@ fn input(g: &mut Graph, names: &mut Names, v: &Value, path: &str) -> Result<(), 
             let s = object(s, &p)?;
             only(s, &["src", "init"], &p)?;
             InputKind::State {
-                src: u32_(get(s, "src", &p)?, &format!("{p}.src"))?,
-                init: i64_(get(s, "init", &p)?, &format!("{p}.init"))?,
+                src: u32_(member(s, "src", &p)?, &format!("{p}.src"))?,
+                init: i64_(member(s, "init", &p)?, &format!("{p}.init"))?,
             }
         }
     };
@@ -150,8 +153,8 @@ fn input(g: &mut Graph, names: &mut Names, v: &Value, path: &str) -> Result<(), 
 
 fn node(g: &mut Graph, names: &mut Names, v: &Value, path: &str) -> Result<(), Fail> {
     let o = object(v, path)?;
-    let name = string(get(o, "op", path)?, &format!("{path}.op"))?;
-    let inputs: Vec<u32> = array(get(o, "in", path)?, &format!("{path}.in"))?
+    let name = string(member(o, "op", path)?, &format!("{path}.op"))?;
+    let inputs: Vec<u32> = array(member(o, "in", path)?, &format!("{path}.in"))?
         .iter()
         .enumerate()
         .map(|(i, n)| names.id(n, &format!("{path}.in[{i}]")))
@@ -162,7 +165,7 @@ fn node(g: &mut Graph, names: &mut Names, v: &Value, path: &str) -> Result<(), F
         .collect();
     let c = *cin.first().ok_or_else(|| format!("{path}.in: no inputs"))? as u32;
     let op = params(name, o, c, path)?;
-    let outs = array(get(o, "out", path)?, &format!("{path}.out"))?;
+    let outs = array(member(o, "out", path)?, &format!("{path}.out"))?;
     // Output channels: as written, or as §5 derives them from the inputs'.
     let explicit: Vec<Option<u32>> = outs
         .iter()
@@ -195,7 +198,7 @@ fn node(g: &mut Graph, names: &mut Names, v: &Value, path: &str) -> Result<(), F
             Value::Object(oo) => {
                 only(oo, &["name", "channels", "check", "clamp", "exponent"], &p)?;
                 (
-                    string(get(oo, "name", &p)?, &format!("{p}.name"))?,
+                    string(member(oo, "name", &p)?, &format!("{p}.name"))?,
                     record(oo, channels, &p)?,
                 )
             }
@@ -256,7 +259,7 @@ fn rq(v: &Value, c: u32, path: &str) -> Result<Rq, Fail> {
         &["round", "shift", "mult", "pre", "post", "m_bytes", "b_bytes"],
         path,
     )?;
-    let shift = per_channel(get(o, "shift", path)?, c, &format!("{path}.shift"), u8_)?;
+    let shift = per_channel(member(o, "shift", path)?, c, &format!("{path}.shift"), u8_)?;
     let mut rq = Rq::new(round(o.get("round"), &format!("{path}.round"))?, shift);
     if let Some(m) = o.get("mult") {
         rq = rq.mult(per_channel(m, c, &format!("{path}.mult"), i64_)?);
@@ -283,7 +286,7 @@ fn rq(v: &Value, c: u32, path: &str) -> Result<Rq, Fail> {
 fn operand(v: &Value, path: &str) -> Result<Operand, Fail> {
     match v {
         Value::Object(o) => Ok(Operand::Scalar(u32_(
-            get(o, "scalar", path)?,
+            member(o, "scalar", path)?,
             &format!("{path}.scalar"),
         )?)),
         c => Ok(Operand::Const(u32_(c, path)?)),
@@ -298,7 +301,7 @@ fn width(o: &Map<String, Value>, key: &str, chosen: Width, path: &str) -> Result
 /// The operator's parameters, from the members of its readable form. `c` is the channel
 /// count of its first input.
 fn params(name: &str, o: &Map<String, Value>, c: u32, path: &str) -> Result<Op, Fail> {
-    let member = |key: &str| get(o, key, path);
+    let param = |key: &str| member(o, key, path);
     let at = |key: &str| format!("{path}.{key}");
     let allow = |extra: &[&str]| -> Result<(), Fail> {
         let mut allowed = vec!["op", "in", "out"];
@@ -308,49 +311,49 @@ fn params(name: &str, o: &Map<String, Value>, c: u32, path: &str) -> Result<Op, 
     Ok(match name {
         "conv" => {
             allow(&["cout", "k", "stride", "pad", "groups", "weights", "w_bytes", "rq"])?;
-            let cout = u32_(member("cout")?, &at("cout"))?;
+            let cout = u32_(param("cout")?, &at("cout"))?;
             let groups = o.get("groups").map_or(Ok(1), |g| u32_(g, &at("groups")))?;
             let geom = geometry(o, path)?;
             let count = cout as usize * (c / groups.max(1)) as usize * (geom.k.0 * geom.k.1) as usize;
-            let weights = match member("weights")?.get("phase_of") {
+            let weights = match param("weights")?.get("phase_of") {
                 Some(of) => phase_weights(of, c, cout, geom, &at("weights.phase_of"))?,
-                None => i64s(member("weights")?, count, &at("weights"))?,
+                None => i64s(param("weights")?, count, &at("weights"))?,
             };
-            let mut p = Conv::new(cout, geom, groups, weights, rq(member("rq")?, cout, &at("rq"))?);
+            let mut p = Conv::new(cout, geom, groups, weights, rq(param("rq")?, cout, &at("rq"))?);
             p.w_bytes = width(o, "w_bytes", p.w_bytes, path)?;
             Op::Conv(p)
         }
         "conv_transpose" => {
             allow(&["cout", "k", "stride", "pad", "out_pad", "weights", "w_bytes", "rq"])?;
-            let cout = u32_(member("cout")?, &at("cout"))?;
+            let cout = u32_(param("cout")?, &at("cout"))?;
             let geom = geometry(o, path)?;
             let out_pad = pair(o.get("out_pad"), (0, 0), &at("out_pad"))?;
             let count = c as usize * cout as usize * (geom.k.0 * geom.k.1) as usize;
-            let weights = i64s(member("weights")?, count, &at("weights"))?;
-            let mut p = ConvTranspose::new(cout, geom, out_pad, weights, rq(member("rq")?, cout, &at("rq"))?);
+            let weights = i64s(param("weights")?, count, &at("weights"))?;
+            let mut p = ConvTranspose::new(cout, geom, out_pad, weights, rq(param("rq")?, cout, &at("rq"))?);
             p.w_bytes = width(o, "w_bytes", p.w_bytes, path)?;
             Op::ConvTranspose(p)
         }
         "rescale" => {
             allow(&["rq"])?;
-            Op::Rescale(rq(member("rq")?, c, &at("rq"))?)
+            Op::Rescale(rq(param("rq")?, c, &at("rq"))?)
         }
         "mul" => {
             allow(&["rq"])?;
-            Op::Mul(rq(member("rq")?, c, &at("rq"))?)
+            Op::Mul(rq(param("rq")?, c, &at("rq"))?)
         }
         "chscale" => {
             allow(&["scalar", "rows", "round", "shift", "m_bytes"])?;
-            let rows = array(member("rows")?, &at("rows"))?;
+            let rows = array(param("rows")?, &at("rows"))?;
             let mut m = Vec::new();
             for (r, row) in rows.iter().enumerate() {
                 m.extend(i64s(row, c as usize, &format!("{path}.rows[{r}]"))?);
             }
             let mut p = Chscale::new(
-                u32_(member("scalar")?, &at("scalar"))?,
+                u32_(param("scalar")?, &at("scalar"))?,
                 rows.len() as u32,
                 round(o.get("round"), &at("round"))?,
-                u8_(member("shift")?, &at("shift"))?,
+                u8_(param("shift")?, &at("shift"))?,
                 m,
             );
             p.m_bytes = width(o, "m_bytes", p.m_bytes, path)?;
@@ -358,7 +361,7 @@ fn params(name: &str, o: &Map<String, Value>, c: u32, path: &str) -> Result<Op, 
         }
         "lut16" => {
             allow(&["table", "t0", "e_in", "e_out"])?;
-            let mut table: Vec<i16> = ints(member("table")?, 65536, &at("table"))?
+            let mut table: Vec<i16> = ints(param("table")?, 65536, &at("table"))?
                 .iter()
                 .map(|v| v.to_i16().ok_or_else(|| format!("{path}.table: {v} does not fit i16")))
                 .collect::<Result<_, _>>()?;
@@ -386,13 +389,13 @@ fn params(name: &str, o: &Map<String, Value>, c: u32, path: &str) -> Result<Op, 
         "split" => {
             allow(&["start", "count"])?;
             Op::Split {
-                start: u32_(member("start")?, &at("start"))?,
-                count: u32_(member("count")?, &at("count"))?,
+                start: u32_(param("start")?, &at("start"))?,
+                count: u32_(param("count")?, &at("count"))?,
             }
         }
         "pixel_shuffle" | "pixel_unshuffle" => {
             allow(&["r"])?;
-            let r = u32_(member("r")?, &at("r"))?;
+            let r = u32_(param("r")?, &at("r"))?;
             if name == "pixel_shuffle" {
                 Op::PixelShuffle { r }
             } else {
@@ -402,35 +405,35 @@ fn params(name: &str, o: &Map<String, Value>, c: u32, path: &str) -> Result<Op, 
         "clamp" => {
             allow(&["lo", "hi"])?;
             Op::Clamp {
-                lo: i64_(member("lo")?, &at("lo"))?,
-                hi: i64_(member("hi")?, &at("hi"))?,
+                lo: i64_(param("lo")?, &at("lo"))?,
+                hi: i64_(param("hi")?, &at("hi"))?,
             }
         }
         "leaky" => {
             allow(&["a", "f"])?;
             Op::Leaky {
-                a: i64_(member("a")?, &at("a"))?,
-                f: u32_(member("f")?, &at("f"))?,
+                a: i64_(param("a")?, &at("a"))?,
+                f: u32_(param("f")?, &at("f"))?,
             }
         }
         "pad_rep" => {
             allow(&["m"])?;
             Op::PadRep {
-                m: u32_(member("m")?, &at("m"))?,
+                m: u32_(param("m")?, &at("m"))?,
             }
         }
         "crop" => {
             allow(&["y0", "x0", "h", "w"])?;
             Op::Crop(Crop {
-                y0: operand(member("y0")?, &at("y0"))?,
-                x0: operand(member("x0")?, &at("x0"))?,
-                h: operand(member("h")?, &at("h"))?,
-                w: operand(member("w")?, &at("w"))?,
+                y0: operand(param("y0")?, &at("y0"))?,
+                x0: operand(param("x0")?, &at("x0"))?,
+                h: operand(param("h")?, &at("h"))?,
+                w: operand(param("w")?, &at("w"))?,
             })
         }
         "subpos_split" | "subpos_merge" => {
             allow(&["order"])?;
-            let order = array(member("order")?, &at("order"))?;
+            let order = array(param("order")?, &at("order"))?;
             let order: Vec<u8> = order
                 .iter()
                 .enumerate()
@@ -447,18 +450,18 @@ fn params(name: &str, o: &Map<String, Value>, c: u32, path: &str) -> Result<Op, 
         }
         "fill" => {
             allow(&["value"])?;
-            Op::Fill(match member("value")? {
-                Value::Object(v) => FillValue::Scalar(u32_(get(v, "scalar", path)?, &at("value.scalar"))?),
+            Op::Fill(match param("value")? {
+                Value::Object(v) => FillValue::Scalar(u32_(member(v, "scalar", path)?, &at("value.scalar"))?),
                 v => FillValue::Const(i64_(v, &at("value"))?),
             })
         }
         "igdn" => {
             allow(&["gf", "frac", "gamma", "beta", "g_bytes"])?;
-            let gamma = i64s(&flatten(member("gamma")?), (c * c) as usize, &at("gamma"))?;
-            let beta = i64s(member("beta")?, c as usize, &at("beta"))?;
+            let gamma = i64s(&flatten(param("gamma")?), (c * c) as usize, &at("gamma"))?;
+            let beta = i64s(param("beta")?, c as usize, &at("beta"))?;
             let mut p = Igdn::new(
-                u32_(member("gf")?, &at("gf"))?,
-                u32_(member("frac")?, &at("frac"))?,
+                u32_(param("gf")?, &at("gf"))?,
+                u32_(param("frac")?, &at("frac"))?,
                 gamma,
                 beta,
             );
@@ -467,30 +470,30 @@ fn params(name: &str, o: &Map<String, Value>, c: u32, path: &str) -> Result<Op, 
         }
         "layernorm_c" => {
             allow(&["eps", "gamma", "beta", "g_bytes"])?;
-            let gamma = i64s(member("gamma")?, c as usize, &at("gamma"))?;
-            let beta = i64s(member("beta")?, c as usize, &at("beta"))?;
-            let mut p = LayernormC::new(u64_(member("eps")?, &at("eps"))?, gamma, beta);
+            let gamma = i64s(param("gamma")?, c as usize, &at("gamma"))?;
+            let beta = i64s(param("beta")?, c as usize, &at("beta"))?;
+            let mut p = LayernormC::new(u64_(param("eps")?, &at("eps"))?, gamma, beta);
             p.g_bytes = width(o, "g_bytes", p.g_bytes, path)?;
             Op::LayernormC(p)
         }
         "l2norm" => {
             allow(&["eps"])?;
             Op::L2norm {
-                eps: u64_(member("eps")?, &at("eps"))?,
+                eps: u64_(param("eps")?, &at("eps"))?,
             }
         }
         "elu" => {
             allow(&["alpha"])?;
             Op::Elu {
-                alpha: i64_(member("alpha")?, &at("alpha"))?,
+                alpha: i64_(param("alpha")?, &at("alpha"))?,
             }
         }
         "gram" | "apply" => {
             allow(&["groups", "round", "shift"])?;
             let p = Contraction::new(
-                u32_(member("groups")?, &at("groups"))?,
+                u32_(param("groups")?, &at("groups"))?,
                 round(o.get("round"), &at("round"))?,
-                u8_(member("shift")?, &at("shift"))?,
+                u8_(param("shift")?, &at("shift"))?,
             );
             if name == "gram" { Op::Gram(p) } else { Op::Apply(p) }
         }
@@ -500,7 +503,7 @@ fn params(name: &str, o: &Map<String, Value>, c: u32, path: &str) -> Result<Op, 
 
 fn geometry(o: &Map<String, Value>, path: &str) -> Result<Geometry, Fail> {
     Ok(Geometry {
-        k: pair(Some(get(o, "k", path)?), (1, 1), &format!("{path}.k"))?,
+        k: pair(Some(member(o, "k", path)?), (1, 1), &format!("{path}.k"))?,
         s: pair(o.get("stride"), (1, 1), &format!("{path}.stride"))?,
         p: pair(o.get("pad"), (0, 0), &format!("{path}.pad"))?,
     })
@@ -526,8 +529,8 @@ fn flatten(v: &Value) -> Value {
 fn phase_weights(of: &Value, cin: u32, cout: u32, geom: Geometry, path: &str) -> Result<Vec<i64>, Fail> {
     let o = object(of, path)?;
     only(o, &["weights", "cout", "k", "stride"], path)?;
-    let cout_t = u32_(get(o, "cout", path)?, &format!("{path}.cout"))? as usize;
-    let (kh, kw) = pair(Some(get(o, "k", path)?), (1, 1), &format!("{path}.k"))?;
+    let cout_t = u32_(member(o, "cout", path)?, &format!("{path}.cout"))? as usize;
+    let (kh, kw) = pair(Some(member(o, "k", path)?), (1, 1), &format!("{path}.k"))?;
     let (sh, sw) = pair(o.get("stride"), (1, 1), &format!("{path}.stride"))?;
     let (kh, kw, sh, sw) = (kh as usize, kw as usize, sh as usize, sw as usize);
     let (th, tw) = (kh.div_ceil(sh), kw.div_ceil(sw));
@@ -539,7 +542,7 @@ fn phase_weights(of: &Value, cin: u32, cout: u32, geom: Geometry, path: &str) ->
     }
     let cin = cin as usize;
     let wt = i64s(
-        get(o, "weights", path)?,
+        member(o, "weights", path)?,
         cin * cout_t * kh * kw,
         &format!("{path}.weights"),
     )?;

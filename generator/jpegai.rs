@@ -19,7 +19,7 @@ fn flags(v: &Value, n: usize, path: &str) -> Result<Value, Fail> {
     if let Some(b) = o.get("all") {
         return Ok(Value::Array(vec![b.clone(); n]));
     }
-    let seed = u64_(get(o, "random", path)?, path)?;
+    let seed = u64_(member(o, "random", path)?, path)?;
     let bits = crate::recipe::random(seed, &0.into(), &1.into(), n);
     Ok(Value::Array(bits.iter().map(|b| Value::Bool(*b == 1.into())).collect()))
 }
@@ -28,8 +28,8 @@ fn flags(v: &Value, n: usize, path: &str) -> Result<Value, Fail> {
 pub fn request(body: &Value, root: &Path, path: &str) -> Result<Value, Fail> {
     let o = object(body, path)?;
     only(o, &["id", "about", "covers", "bundle", "replace", "payload"], path)?;
-    let id = string(get(o, "id", path)?, &format!("{path}.id"))?;
-    let name = string(get(o, "bundle", path)?, &format!("{path}.bundle"))?;
+    let id = string(member(o, "id", path)?, &format!("{path}.id"))?;
+    let name = string(member(o, "bundle", path)?, &format!("{path}.bundle"))?;
     let sets = crate::sets::read_all(root)?;
     let set = sets
         .iter()
@@ -46,7 +46,7 @@ pub fn request(body: &Value, root: &Path, path: &str) -> Result<Value, Fail> {
             .iter()
             .filter(|r| r.get("file").and_then(Value::as_str) == Some(file.as_str()))
         {
-            let members = get(object(r, path)?, "members", path)?;
+            let members = member(object(r, path)?, "members", path)?;
             let mut v: Value = serde_json::from_slice(&bytes).map_err(|e| e.to_string())?;
             for (k, x) in object(members, &format!("{path}.replace.{file}"))? {
                 match x {
@@ -60,16 +60,16 @@ pub fn request(body: &Value, root: &Path, path: &str) -> Result<Value, Fail> {
         }
         bundle.insert(file.clone(), Value::String(hex::encode(bytes)));
     }
-    let p = object(get(o, "payload", path)?, &format!("{path}.payload"))?;
+    let p = object(member(o, "payload", path)?, &format!("{path}.payload"))?;
     let mut payload = Map::new();
     for k in ["soz", "sorp", "sors"] {
         let pp = format!("{path}.payload.{k}");
         payload.insert(
             k.into(),
-            Value::String(hex::encode(crate::stage::bytes(get(p, k, &pp)?, &Map::new(), &pp)?)),
+            Value::String(hex::encode(crate::stage::bytes(member(p, k, &pp)?, &Map::new(), &pp)?)),
         );
     }
-    payload.insert("grfs_y".into(), flags(get(p, "grfs_y", path)?, 160, path)?);
-    payload.insert("grfs_uv".into(), flags(get(p, "grfs_uv", path)?, 96, path)?);
+    payload.insert("grfs_y".into(), flags(member(p, "grfs_y", path)?, 160, path)?);
+    payload.insert("grfs_uv".into(), flags(member(p, "grfs_uv", path)?, 96, path)?);
     Ok(json!({ "bundle": bundle, "id": id, "payload": payload }))
 }

@@ -9,7 +9,6 @@ mod case;
 mod cis2;
 mod cis2_model;
 mod coverage;
-mod coverage_scale;
 mod dequant;
 mod graph;
 mod graph_certs;
@@ -23,6 +22,7 @@ mod value;
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use wai_oracle::suite::Tier;
 
 #[derive(Parser)]
 #[command(name = "wai-generate", about = "corpus/ -> ops-conformance/")]
@@ -39,9 +39,9 @@ enum Command {
         corpus: PathBuf,
         #[arg(long, default_value = "ops-conformance")]
         out: PathBuf,
-        /// The small tier (everything but scale/), the scale tier, or both.
-        #[arg(long, value_enum, default_value = "all")]
-        tier: tree::Tier,
+        /// The small tier (everything but scale/), the scale tier, or both: small, scale or all.
+        #[arg(long, default_value = "all", value_parser = Tier::parse)]
+        tier: Tier,
         /// Only these scale files (by stem: `conv`); the rest of scale/ is kept.
         #[arg(long, value_delimiter = ',')]
         only: Vec<String>,
@@ -56,9 +56,10 @@ enum Command {
         /// Only these corpus files (by stem: `conv`, `load_checks`), and only their operators' items.
         #[arg(long, value_delimiter = ',')]
         only: Vec<String>,
-        /// Only the small tier's items and files, or the scale tier's (docs/scale.md).
-        #[arg(long, value_enum, default_value = "all")]
-        tier: tree::Tier,
+        /// Only the small tier's items and files, or the scale tier's (docs/scale.md): small, scale
+        /// or all.
+        #[arg(long, default_value = "all", value_parser = Tier::parse)]
+        tier: Tier,
     },
     /// Write the graphs of a file of cases (corpus/bench/graphs.json) as DIR/<id>.whg1.
     Graphs {

@@ -1,7 +1,7 @@
 //! Deterministic recipes for lists of integers (weights, tables, tensor data):
 //! written out, or expanded from a seed, a constant or a ramp (docs/corpus.md).
 
-use crate::value::{Fail, array, get, int, object, only, u64_};
+use crate::value::{Fail, array, int, member, object, only, u64_};
 use num_bigint::BigInt;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -26,8 +26,8 @@ pub fn ints(v: &Value, count: usize, path: &str) -> Result<Vec<BigInt>, Fail> {
         let p = format!("{path}.random");
         let r = object(r, &p)?;
         only(r, &["seed", "range"], &p)?;
-        let seed = u64_(get(r, "seed", &p)?, &format!("{p}.seed"))?;
-        let (lo, hi) = range(get(r, "range", &p)?, &format!("{p}.range"))?;
+        let seed = u64_(member(r, "seed", &p)?, &format!("{p}.seed"))?;
+        let (lo, hi) = range(member(r, "range", &p)?, &format!("{p}.range"))?;
         return Ok(random(seed, &lo, &hi, count));
     }
     if let Some(f) = o.get("fill") {
@@ -37,8 +37,8 @@ pub fn ints(v: &Value, count: usize, path: &str) -> Result<Vec<BigInt>, Fail> {
         let p = format!("{path}.ramp");
         let r = object(r, &p)?;
         only(r, &["start", "step"], &p)?;
-        let start = int(get(r, "start", &p)?, &format!("{p}.start"))?;
-        let step = int(get(r, "step", &p)?, &format!("{p}.step"))?;
+        let start = int(member(r, "start", &p)?, &format!("{p}.start"))?;
+        let step = int(member(r, "step", &p)?, &format!("{p}.step"))?;
         return Ok((0..count).map(|i| &start + &step * i).collect());
     }
     Err(format!("{path}: neither a list nor a recipe"))

@@ -105,7 +105,7 @@ fn read(path: &Path) -> Result<Set, Fail> {
     let v: Value = serde_json::from_str(&text).map_err(|e| format!("{at}: {e}"))?;
     let o = object(&v, &at)?;
     only(o, &["about", "lowering", "capability", "claim", "files"], &at)?;
-    let lowering = string(get(o, "lowering", &at)?, &format!("{at}.lowering"))?.to_string();
+    let lowering = string(member(o, "lowering", &at)?, &format!("{at}.lowering"))?.to_string();
     let capability = match o.get("capability") {
         Some(c) => string(c, &format!("{at}.capability"))?.to_string(),
         None => capability_of(&lowering).to_string(),
@@ -115,7 +115,7 @@ fn read(path: &Path) -> Result<Set, Fail> {
         .map(|c| string(c, &format!("{at}.claim")).map(str::to_string))
         .transpose()?;
     let mut files = Vec::new();
-    for (name, content) in object(get(o, "files", &at)?, &format!("{at}.files"))? {
+    for (name, content) in object(member(o, "files", &at)?, &format!("{at}.files"))? {
         files.push((name.clone(), file_bytes(content, &format!("{at}.files.{name}"))?));
     }
     let name = path
@@ -143,16 +143,16 @@ fn expand(v: &Value, path: &str) -> Result<Value, Fail> {
         Value::Object(o) if o.contains_key("$random") || o.contains_key("$fill") => {
             let (key, r) = o.iter().next().ok_or("empty recipe")?;
             let r = object(r, path)?;
-            let shape: Vec<usize> = array(get(r, "shape", path)?, path)?
+            let shape: Vec<usize> = array(member(r, "shape", path)?, path)?
                 .iter()
                 .map(|d| u32_(d, path).map(|d| d as usize))
                 .collect::<Result<_, _>>()?;
             let count: usize = shape.iter().product();
             let values = if key == "$random" {
-                let (lo, hi) = recipe::range(get(r, "range", path)?, path)?;
-                recipe::random(u64_(get(r, "seed", path)?, path)?, &lo, &hi, count)
+                let (lo, hi) = recipe::range(member(r, "range", path)?, path)?;
+                recipe::random(u64_(member(r, "seed", path)?, path)?, &lo, &hi, count)
             } else {
-                vec![int(get(r, "value", path)?, path)?; count]
+                vec![int(member(r, "value", path)?, path)?; count]
             };
             Ok(nest(&values, &shape))
         }

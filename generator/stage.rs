@@ -15,8 +15,8 @@ use wai_oracle::stage::rans64_decode::{Step, encode};
 pub fn request(op: &str, body: &Value, path: &str) -> Result<Value, Fail> {
     let o = object(body, path)?;
     only(o, &["id", "about", "covers", "in", "modes"], path)?;
-    let id = string(get(o, "id", path)?, &format!("{path}.id"))?;
-    let input = object(get(o, "in", path)?, &format!("{path}.in"))?;
+    let id = string(member(o, "id", path)?, &format!("{path}.id"))?;
+    let input = object(member(o, "in", path)?, &format!("{path}.in"))?;
     let mut inp = Map::new();
     for (k, v) in input {
         let p = format!("{path}.in.{k}");
@@ -69,7 +69,7 @@ fn spans(v: &Value, path: &str) -> Result<Value, Fail> {
             let p = format!("{path}[{k}]");
             let o = object(s, &p)?;
             only(o, &["mask", "sigma"], &p)?;
-            Ok(json!({ "mask": get(o, "mask", &p)?.clone(), "sigma": ints_anywhere(get(o, "sigma", &p)?, &format!("{p}.sigma"))? }))
+            Ok(json!({ "mask": member(o, "mask", &p)?.clone(), "sigma": ints_anywhere(member(o, "sigma", &p)?, &format!("{p}.sigma"))? }))
         })
         .collect::<Result<_, Fail>>()?;
     Ok(Value::Array(out))
@@ -83,7 +83,7 @@ fn tables(v: &Value, path: &str) -> Result<Value, Fail> {
             let p = format!("{path}[{k}]");
             let o = object(t, &p)?;
             only(o, &["cdf", "offset"], &p)?;
-            Ok(json!({ "cdf": ints_anywhere(get(o, "cdf", &p)?, &format!("{p}.cdf"))?, "offset": canon::int(int(get(o, "offset", &p)?, &format!("{p}.offset"))?) }))
+            Ok(json!({ "cdf": ints_anywhere(member(o, "cdf", &p)?, &format!("{p}.cdf"))?, "offset": canon::int(int(member(o, "offset", &p)?, &format!("{p}.offset"))?) }))
         })
         .collect::<Result<_, Fail>>()?;
     Ok(Value::Array(out))
@@ -92,7 +92,7 @@ fn tables(v: &Value, path: &str) -> Result<Value, Fail> {
 fn tensor(v: &Value, path: &str) -> Result<Value, Fail> {
     let o = object(v, path)?;
     only(o, &["shape", "data"], path)?;
-    let dims: Vec<u64> = array(get(o, "shape", path)?, &format!("{path}.shape"))?
+    let dims: Vec<u64> = array(member(o, "shape", path)?, &format!("{path}.shape"))?
         .iter()
         .map(|d| u64_(d, path))
         .collect::<Result<_, _>>()?;
@@ -103,8 +103,8 @@ fn tensor(v: &Value, path: &str) -> Result<Value, Fail> {
     let count = shape
         .elems()
         .ok_or_else(|| format!("{path}.shape: too many elements"))? as usize;
-    let data = ints(get(o, "data", path)?, count, &format!("{path}.data"))?;
-    Ok(wai_oracle::fill::json::tensor_value(&wai_oracle::tensor::Tensor {
+    let data = ints(member(o, "data", path)?, count, &format!("{path}.data"))?;
+    Ok(wai_oracle::json::tensor_value(&wai_oracle::tensor::Tensor {
         shape,
         data,
     }))
@@ -128,8 +128,8 @@ pub fn bytes(v: &Value, input: &Map<String, Value>, path: &str) -> Result<Vec<u8
         } else if let Some(r) = o.get("random") {
             let r = object(r, &p)?;
             only(r, &["seed", "length"], &p)?;
-            let seed = u64_(get(r, "seed", &p)?, &p)?;
-            let n = u32_(get(r, "length", &p)?, &p)? as usize;
+            let seed = u64_(member(r, "seed", &p)?, &p)?;
+            let n = u32_(member(r, "length", &p)?, &p)? as usize;
             let values = recipe::random(seed, &BigInt::from(0), &BigInt::from(255), n);
             out.extend(values.iter().map(|b| b.to_u8().unwrap_or(0)));
         } else if let Some(items) = o.get("rans64") {

@@ -9,90 +9,64 @@ use sha2::{Digest, Sha256};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use wai_oracle::fill;
+use wai_oracle::suite::{self, Cases, SUITES, Suite, Tier};
 
 /// A corpus file and the tree file it becomes.
 pub struct Source {
     pub corpus: PathBuf,
     /// The path inside the tree, with `/` separators: `vectors/conv.jsonl`.
     pub target: String,
-    /// For a per-operator file, the operator every vector's graph holds alone.
-    pub operator: Option<String>,
-    /// For a stage-operator file, the operator (§5E).
-    pub stage: Option<String>,
-    /// A file of `jpegai-int/1` scale-path records.
-    pub jpegai: bool,
-    /// A file of DetessDequant records.
-    pub dequant: bool,
+    /// The suite the tree file belongs to.
+    pub suite: &'static Suite,
+    /// What its cases describe.
+    pub cases: Cases,
+    /// The corpus file's stem: the operator of a per-operator or stage-operator file.
+    pub stem: String,
 }
 
-/// The tree's two tiers: `scale/` (docs/scale.md), with its own manifest, and everything else.
-#[derive(Clone, Copy, PartialEq, Eq, Debug, clap::ValueEnum)]
-pub enum Tier {
-    Small,
-    Scale,
-    All,
+impl Source {
+    /// For a per-operator file, the operator every vector's graph holds alone.
+    pub fn operator(&self) -> Option<&str> {
+        (self.cases == Cases::Operator).then_some(self.stem.as_str())
+    }
+
+    /// The operator of a small-tier file of one operator's vectors (or one stage operator's), whose
+    /// cases claim its items without the `<op>:` prefix (docs/corpus.md).
+    pub fn claimed_operator(&self) -> Option<&str> {
+        let one = self.cases == Cases::StageOperator || self.operator().is_some();
+        (one && self.suite != &suite::SCALE).then_some(self.stem.as_str())
+    }
 }
 
 /// The scale tier's folder in the tree and in the corpus.
-pub const SCALE: &str = "scale";
+const SCALE: &str = suite::SCALE.name;
 
-impl Tier {
-    pub fn has_small(self) -> bool {
-        self != Tier::Scale
-    }
-    pub fn has_scale(self) -> bool {
-        self != Tier::Small
-    }
-    /// Whether the tree file `target` belongs to this tier.
-    pub fn holds(self, target: &str) -> bool {
-        if target.starts_with(SCALE) {
-            self.has_scale()
-        } else {
-            self.has_small()
-        }
-    }
-}
-
-/// The corpus files, sorted by target path.
+/// The corpus files every suite's folders hold, sorted by target path.
 pub fn sources(corpus: &Path) -> Result<Vec<Source>, String> {
     let mut out = Vec::new();
-    for (dir, kind) in [
-        ("vectors", 'o'),
-        ("graphs", 'g'),
-        ("stage", 's'),
-        ("jpegai", 'j'),
-        ("provisional/stage", 's'),
-        ("detessdequant", 'd'),
-        ("provisional/detessdequant", 'd'),
-        ("scale", 'o'),
-        ("scale/graphs", 'g'),
-    ] {
-        let d = corpus.join(dir);
-        let Ok(entries) = std::fs::read_dir(&d) else { continue };
-        for e in entries {
-            let path = e.map_err(|e| format!("{}: {e}", d.display()))?.path();
-            if path.extension().and_then(|x| x.to_str()) != Some("json") {
-                continue;
+    for suite in SUITES {
+        for folder in suite.folders {
+            let d = corpus.join(folder.corpus);
+            let Ok(entries) = std::fs::read_dir(&d) else { continue };
+            for e in entries {
+                let path = e.map_err(|e| format!("{}: {e}", d.display()))?.path();
+                if path.extension().and_then(|x| x.to_str()) != Some("json") {
+                    continue;
+                }
+                let stem = path
+                    .file_stem()
+                    .and_then(|s| s.to_str())
+                    .unwrap_or_default()
+                    .to_string();
+                out.push(Source {
+                    target: format!("{}{stem}.jsonl", folder.tree),
+                    suite,
+                    cases: folder.cases,
+                    stem,
+                    corpus: path,
+                });
             }
-            let stem = path
-                .file_stem()
-                .and_then(|s| s.to_str())
-                .unwrap_or_default()
-                .to_string();
-            // Scale-path records are graph vectors' neighbours (§14.2, §13.6.1).
-            let target = if kind == 'j' {
-                format!("graphs/jpegai_{stem}.jsonl")
-            } else {
-                format!("{dir}/{stem}.jsonl")
-            };
-            out.push(Source {
-                target,
-                operator: (kind == 'o').then(|| stem.clone()),
-                stage: (kind == 's').then(|| stem.clone()),
-                jpegai: kind == 'j',
-                dequant: kind == 'd',
-                corpus: path,
-            });
         }
     }
     out.sort_by(|a, b| a.target.cmp(&b.target));
@@ -125,7 +99,7 @@ pub fn build(src: &Source) -> Result<String, String> {
             ));
         }
     }
-    if src.target.starts_with(SCALE) {
+    if src.suite == &suite::SCALE {
         let bar = indicatif::ProgressBar::new(cases.len() as u64).with_style(
             indicatif::ProgressStyle::with_template("{msg:28} [{bar:30}] {pos}/{len} records, {elapsed}")
                 .expect("a valid template")
@@ -149,22 +123,20 @@ pub fn build(src: &Source) -> Result<String, String> {
 /// One case's filled line.
 fn build_one(src: &Source, c: &Case) -> Result<String, String> {
     let path = format!("{}: case {}", src.corpus.display(), c.id);
-    {
-        if let Some(op) = &src.operator {
-            let g = case::model(c, &path)?;
-            if g.nodes.len() != 1 || g.nodes[0].op.name() != op {
-                return Err(format!("{path}: a per-operator vector's graph holds exactly one {op}"));
-            }
+    if let Some(op) = src.operator() {
+        let g = case::model(c, &path)?;
+        if g.nodes.len() != 1 || g.nodes[0].op.name() != op {
+            return Err(format!("{path}: a per-operator vector's graph holds exactly one {op}"));
         }
-        let filled = match &src.stage {
-            Some(op) => wai_oracle::fill::stage::fill(&crate::stage::request(op, &c.body, &path)?),
-            None if src.jpegai => wai_oracle::fill::jpegai::fill(&crate::jpegai::request(&c.body, &c.root, &path)?),
-            None if src.dequant => crate::dequant::fill(&c.body, &path),
-            None => wai_oracle::fill::graph::fill(&case::request(c, &path)?),
-        }
-        .map_err(|e| format!("{path}: {e}"))?;
-        wai_oracle::canon::to_line(&filled).map_err(|e| format!("{path}: {e}"))
     }
+    let filled = match src.cases {
+        Cases::StageOperator => fill::stage::fill(&crate::stage::request(&src.stem, &c.body, &path)?),
+        Cases::ScalePath => fill::jpegai::fill(&crate::jpegai::request(&c.body, &c.root, &path)?),
+        Cases::DetessDequant => crate::dequant::fill(&c.body, &path),
+        Cases::Operator | Cases::Graphs => fill::graph::fill(&case::request(c, &path)?),
+    }
+    .map_err(|e| format!("{path}: {e}"))?;
+    wai_oracle::canon::to_line(&filled).map_err(|e| format!("{path}: {e}"))
 }
 
 /// Regenerates one tier of the tree (or both) under `out` from `corpus`; with `only`, just the
@@ -173,8 +145,8 @@ pub fn regen(corpus: &Path, out: &Path, tier: Tier, only: &[String]) -> Result<(
     let all = sources(corpus)?;
     let scale_targets: Vec<String> = all
         .iter()
+        .filter(|s| s.suite == &suite::SCALE)
         .map(|s| s.target.clone())
-        .filter(|t| t.starts_with(SCALE))
         .collect();
     let sources: Vec<Source> = all
         .into_iter()
@@ -184,7 +156,7 @@ pub fn regen(corpus: &Path, out: &Path, tier: Tier, only: &[String]) -> Result<(
                 .and_then(|x| x.to_str())
                 .unwrap_or_default();
             let chosen = only.is_empty() || only.iter().any(|o| o == stem);
-            tier.holds(&s.target) && (chosen || !s.target.starts_with(SCALE))
+            tier.holds(&s.target) && (chosen || s.suite != &suite::SCALE)
         })
         .collect();
     let done = AtomicUsize::new(0);
@@ -202,7 +174,7 @@ pub fn regen(corpus: &Path, out: &Path, tier: Tier, only: &[String]) -> Result<(
             Ok((src.target.clone(), text.into_bytes()))
         })
         .collect::<Result<_, String>>()?;
-    let (scale, mut small): (Vec<_>, Vec<_>) = files.into_iter().partition(|f| f.0.starts_with(SCALE));
+    let (scale, mut small): (Vec<_>, Vec<_>) = files.into_iter().partition(|f| Tier::Scale.holds(&f.0));
     if tier.has_small() {
         let sets = crate::sets::read_all(corpus)?;
         let set_files = crate::sets::tree_files(&sets)?;

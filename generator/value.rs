@@ -1,11 +1,12 @@
 //! Reading the corpus's readable JSON: integers as JSON numbers or as short
-//! expressions (`"2^63-1"`, `"-2^31"`), fields named by their path in errors.
+//! expressions (`"2^63-1"`, `"-2^31"`), fields named by their path in errors. Objects, members,
+//! arrays and strings are read as the oracle reads a request's (`wai_oracle::json`); the integers
+//! are the corpus's own.
 
 use num_bigint::BigInt;
 use num_traits::ToPrimitive;
-use serde_json::{Map, Value};
-
-pub type Fail = String;
+use serde_json::Value;
+pub use wai_oracle::json::{Fail, array, member, object, only, string};
 
 /// An integer: a JSON integer, or a string of terms joined by `+` and `-`, each a
 /// decimal number or `2^k`, with an optional leading `-`.
@@ -68,33 +69,6 @@ pub fn u32_(v: &Value, path: &str) -> Result<u32, Fail> {
 
 pub fn u8_(v: &Value, path: &str) -> Result<u8, Fail> {
     int(v, path)?.to_u8().ok_or_else(|| format!("{path}: does not fit u8"))
-}
-
-pub fn object<'a>(v: &'a Value, path: &str) -> Result<&'a Map<String, Value>, Fail> {
-    v.as_object().ok_or_else(|| format!("{path}: not an object"))
-}
-
-pub fn array<'a>(v: &'a Value, path: &str) -> Result<&'a [Value], Fail> {
-    v.as_array()
-        .map(Vec::as_slice)
-        .ok_or_else(|| format!("{path}: not an array"))
-}
-
-pub fn string<'a>(v: &'a Value, path: &str) -> Result<&'a str, Fail> {
-    v.as_str().ok_or_else(|| format!("{path}: not a string"))
-}
-
-/// A member that must be present.
-pub fn get<'a>(o: &'a Map<String, Value>, key: &str, path: &str) -> Result<&'a Value, Fail> {
-    o.get(key).ok_or_else(|| format!("{path}.{key}: missing"))
-}
-
-/// Refuses members other than `allowed`, so that a misspelt parameter is an error.
-pub fn only(o: &Map<String, Value>, allowed: &[&str], path: &str) -> Result<(), Fail> {
-    match o.keys().find(|k| !allowed.contains(&k.as_str())) {
-        Some(k) => Err(format!("{path}: unknown member {k:?}")),
-        None => Ok(()),
-    }
 }
 
 /// A pair `[a, b]` of u32 (kernel sizes, strides, paddings).

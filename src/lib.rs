@@ -3,13 +3,15 @@
 //!
 //! Modules follow the spec's concerns: `num` (§2), `canon` (§8.5, §14.1),
 //! `whg1` (§10), `plan` (§3–§5 shapes and caps), `ops` (§5), `run` (§4, §10.3),
-//! `fill` (the protocol every suite runs through).
+//! `fill` (the protocol every suite runs through), `json` (its fields read with their paths),
+//! `suite` (the suites and their record forms, for the generator, `fill` and xtask).
 
 pub mod bounds;
 pub mod canon;
 pub mod cis2;
 pub mod dequant;
 pub mod fill;
+pub mod json;
 pub mod lower;
 pub mod num;
 pub mod ops;
@@ -18,5 +20,6 @@ pub mod refusal;
 pub mod run;
 pub mod softfloat;
 pub mod stage;
+pub mod suite;
 pub mod tensor;
 pub mod whg1;

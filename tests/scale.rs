@@ -182,13 +182,13 @@ fn a_scale_record_fills_to_the_digests_of_its_expansion() {
     let filled: Value = serde_json::from_str(&fill_line(&line).unwrap()).unwrap();
     let expanded: Value = serde_json::from_str(&expand_line(&line).unwrap()).unwrap();
     let written = &expanded["decodes"][0]["expect"]["outputs"][0];
-    let t = wai_oracle::fill::json::tensor(written, "t").unwrap();
+    let t = wai_oracle::json::tensor(written, "t").unwrap();
     assert_eq!(filled["decodes"][0]["expect"]["outputs"][0], recipe::digest(&t));
     assert_eq!(filled["decodes"][1]["expect"], json!({ "refuse": "field_range" }));
     assert_eq!(expanded["decodes"][1]["expect"], json!({ "refuse": "field_range" }));
     // The echo keeps the recipe; the expansion writes it out, relu's input before its output.
     assert_eq!(filled["decodes"][0]["inputs"][0]["recipe"]["seed"], "9");
-    let input = wai_oracle::fill::json::tensor(&expanded["decodes"][0]["inputs"][0], "x").unwrap();
+    let input = wai_oracle::json::tensor(&expanded["decodes"][0]["inputs"][0], "x").unwrap();
     let relu: Vec<BigInt> = input.data.iter().map(|v| v.max(&BigInt::from(0)).clone()).collect();
     assert_eq!(t.data, relu);
     // A filled scale record is a request too, and fills to itself.

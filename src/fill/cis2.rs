@@ -2,7 +2,6 @@
 //! `fn`) and `cis2/decode.jsonl` records (they name a `model`). Each is computed under both
 //! tininess rules; `expect` is x86-64's, with `aarch64` added where that rule differs (C1).
 
-use super::json::*;
 use crate::canon;
 use crate::cis2::artifact::widen_bf16;
 use crate::cis2::decode::{self, Artifacts, argmax, rmsnorm, softmax};
@@ -11,6 +10,7 @@ use crate::cis2::pinned::{
 };
 use crate::cis2::reduce::{dot_seq, sum_seq};
 use crate::cis2::{Arith, F32, F64, Soft, rope};
+use crate::json::*;
 use serde_json::{Map, Value, json};
 use std::path::Path;
 

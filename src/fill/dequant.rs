@@ -1,10 +1,10 @@
 //! Filling the DetessDequant records (docs/protocol.md, DetessDequant): numeric records (their
 //! `in` holds `q`) and whole calls (they hold `buffers`).
 
-use super::json::*;
 use crate::dequant::call::{self, Buffer, Call, DType, Layout, Spec};
 use crate::dequant::layout::Channels;
 use crate::dequant::numeric::{bf16, dequantize, scale_admitted};
+use crate::json::*;
 use num_bigint::BigInt;
 use serde_json::{Map, Value, json};
 

@@ -1,19 +1,16 @@
 //! Filling per-operator and graph vectors (§14.1, §14.2): `load` and every
 //! decode's `expect`, from the graph bytes and the decodes' inputs.
 
-use super::json::*;
 use super::recipe::{self, Recipe};
 use crate::bounds::{self, profile::Profile};
 use crate::canon;
+use crate::json::*;
 use crate::refusal::Refusal;
 use crate::run::{Sequence, Stop};
 use crate::tensor::Tensor;
 use crate::whg1;
 use num_bigint::BigInt;
 use serde_json::{Map, Value, json};
-
-/// The computed fields of a graph vector. A request may hold them or not.
-pub const COMPUTED: [&str; 2] = ["load", "profiles"];
 
 /// A request's input tensor: written out, or a scale record's recipe, made only when its decode runs.
 enum Input {

@@ -1,7 +1,7 @@
 //! Filling scale-path records of `jpegai-int/1` (§13.6.1; docs/protocol.md, "The jpegai scale
 //! path"): a bundle and a codestream's payloads in, every intermediate of both planes out.
 
-use super::json::*;
+use crate::json::*;
 use crate::lower::jpegai::{self, CHROMA, LUMA, Plane};
 use serde_json::{Map, Value, json};
 

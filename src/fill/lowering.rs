@@ -1,9 +1,9 @@
 //! Filling lowering records (docs/protocol.md, "Lowerings"): a parameter set's files in, the
 //! lowered graphs' and the certificate's digests and the load outcome out.
 
-use super::json::*;
 use crate::bounds::certificate::{Header, sha256_hex};
 use crate::bounds::profile::Profile;
+use crate::json::*;
 use crate::lower;
 use serde_json::{Map, Value};
 

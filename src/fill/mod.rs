@@ -5,12 +5,12 @@ pub mod cis2;
 pub mod dequant;
 pub mod graph;
 pub mod jpegai;
-pub mod json;
 pub mod lowering;
 pub mod recipe;
 pub mod stage;
 
 use crate::canon;
+use crate::suite::Form;
 use std::io::{BufRead, Write};
 use std::path::Path;
 
@@ -19,28 +19,21 @@ pub fn fill_line(line: &str) -> Result<String, String> {
     fill_line_in(line, None)
 }
 
-/// Fills one request line, by what it names: a stage vector (`op`), a lowering record
-/// (`lowering`), a jpegai scale-path record (`bundle`), a CIS-2 ops record (`fn`) or decode
-/// record (`model`, its path relative to `tree`), or else a graph vector.
+/// Fills one request line, by its form (`suite::Form::of`): a stage vector (`op`), a lowering record
+/// (`lowering`), a jpegai scale-path record (`bundle`), a CIS-2 ops record (`fn`) or decode record
+/// (`model`, its path relative to `tree`), a DetessDequant call (`buffers`) or numeric record (an
+/// `in` holding `q`), or else a graph vector.
 pub fn fill_line_in(line: &str, tree: Option<&Path>) -> Result<String, String> {
     let value: serde_json::Value = serde_json::from_str(line).map_err(|e| format!("not JSON: {e}"))?;
-    let has = |k: &str| value.get(k).is_some();
-    let filled = if has("op") {
-        stage::fill(&value)?
-    } else if has("lowering") {
-        lowering::fill(&value)?
-    } else if has("bundle") {
-        jpegai::fill(&value)?
-    } else if has("fn") {
-        cis2::fill_op(&value)?
-    } else if has("model") {
-        cis2::fill_decode(&value, tree)?
-    } else if has("buffers") {
-        dequant::fill_call(&value)?
-    } else if value.get("in").is_some_and(|i| i.get("q").is_some()) {
-        dequant::fill_numeric(&value)?
-    } else {
-        graph::fill(&value)?
+    let filled = match Form::of(&value) {
+        Form::Stage => stage::fill(&value)?,
+        Form::Lowering => lowering::fill(&value)?,
+        Form::ScalePath => jpegai::fill(&value)?,
+        Form::Cis2Function => cis2::fill_op(&value)?,
+        Form::Cis2Decode => cis2::fill_decode(&value, tree)?,
+        Form::DequantCall => dequant::fill_call(&value)?,
+        Form::DequantNumeric => dequant::fill_numeric(&value)?,
+        Form::GraphVector => graph::fill(&value)?,
     };
     canon::to_line(&filled).map_err(|e| e.to_string())
 }

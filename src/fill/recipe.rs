@@ -2,8 +2,8 @@
 //! `splitmix64` recipe, an output written as the SHA-256 of its canonical data array with the
 //! corners of every channel.
 
-use super::json::*;
 use crate::canon;
+use crate::json::*;
 use crate::plan::Shape;
 use crate::tensor::Tensor;
 use num_bigint::BigInt;

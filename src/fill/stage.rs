@@ -1,8 +1,8 @@
 //! Filling stage-operator vectors (§14.1 *Stage-operator vectors*): `expect`, from `op`,
 //! `modes` and `in`.
 
-use super::json::*;
 use crate::canon;
+use crate::json::*;
 use crate::plan::Shape;
 use crate::stage::Stop;
 use crate::stage::block_stat::block_stat;

@@ -1,8 +1,8 @@
 //! §13.1 `int_synth/1`: the `int_synth` model specification, one file `int_synth.json`, lowered to
 //! the graph `synth`. Every refusal is `payload_malformed`.
 
-use super::json::*;
 use super::{Lowered, canonical};
+use crate::json::*;
 use crate::num::Round;
 use crate::refusal::{Code, Refusal};
 use crate::whg1::build::{Builder, Geometry};
@@ -30,8 +30,8 @@ struct Layer {
 /// A field below 2^32, the width of its WHG1 field (§10.4).
 fn field(o: &serde_json::Map<String, Value>, key: &str, default: Option<u64>, path: &str) -> Result<u64, Refusal> {
     let v = match default {
-        Some(d) => uint_or(o, key, d, path),
-        None => member(o, key, path).and_then(|v| uint(v, &format!("{path}.{key}"))),
+        Some(d) => u64_number_or(o, key, d, path),
+        None => member(o, key, path).and_then(|v| u64_number(v, &format!("{path}.{key}"))),
     }
     .map_err(malformed)?;
     if v >= 1 << 32 {
@@ -49,7 +49,7 @@ fn layer(v: &Value, path: &str) -> Result<Layer, Refusal> {
         field(o, "pad", None, path)?,
     );
     let out_pad = field(o, "out_pad", Some(0), path)?;
-    let shift = uint_or(o, "shift", 0, path).map_err(malformed)?;
+    let shift = u64_number_or(o, "shift", 0, path).map_err(malformed)?;
     let relu = match o.get("relu") {
         None => false,
         Some(b) => b
@@ -69,13 +69,13 @@ fn layer(v: &Value, path: &str) -> Result<Layer, Refusal> {
             .ok_or_else(|| malformed(format!("{path}: too many parameters")))
     };
     count(u128::from(in_ch) * u128::from(out_ch) * u128::from(k) * u128::from(k))?;
-    let weight = tensor(
+    let weight = number_tensor(
         member(o, "weight", path).map_err(malformed)?,
         &[in_ch, out_ch, k, k],
         &format!("{path}.weight"),
     )
     .map_err(malformed)?;
-    let bias = tensor(
+    let bias = number_tensor(
         member(o, "bias", path).map_err(malformed)?,
         &[out_ch],
         &format!("{path}.bias"),

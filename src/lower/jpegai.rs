@@ -6,8 +6,8 @@
 //! `mans_decode` (`fac`), the scale graph, the stage operators and the latent `mans_decode`
 //! (`sgm`), giving `z`, `v`, the mask, `likely`, `σ_idx` and `y_q`.
 
-use super::json::*;
 use super::{Lowered, canonical};
+use crate::json::*;
 use crate::num::Round;
 use crate::plan::Shape;
 use crate::refusal::{Code, Refusal};
@@ -74,7 +74,7 @@ fn flat(v: &Value, path: &str, out: &mut Vec<i64>) -> Result<(), Refusal> {
             .enumerate()
             .try_for_each(|(i, x)| flat(x, &format!("{path}[{i}]"), out)),
         x => {
-            out.push(int(x, path).map_err(mismatch)?);
+            out.push(i64_number(x, path).map_err(mismatch)?);
             Ok(())
         }
     }
@@ -170,7 +170,7 @@ fn member_tensor(
     let dims: Vec<u64> = array(member(m, "dims", &path).map_err(mismatch)?, &path)
         .map_err(mismatch)?
         .iter()
-        .map(|d| uint(d, &path).map_err(mismatch))
+        .map(|d| u64_number(d, &path).map_err(mismatch))
         .collect::<Result<_, _>>()?;
     if dims.len() != want.len() || dims.iter().zip(want).any(|(d, w)| w.is_some_and(|w| *d != w)) {
         return Err(mismatch(format!("{path}: dims {dims:?} are not {want:?}")));

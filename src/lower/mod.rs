@@ -9,7 +9,6 @@
 
 pub mod int_synth;
 pub mod jpegai;
-pub mod json;
 pub mod whm;
 
 use crate::bounds::certificate::{self, Header};
@@ -68,6 +67,11 @@ pub fn capabilities(lowering: &str) -> &'static [&'static str] {
         "jpegai-int/1" => &["wai.image.jpegai"],
         _ => &[],
     }
+}
+
+/// The lowering §13.0's table registers for a capability: the one that decodes it.
+pub fn lowering_of(capability: &str) -> Option<&'static str> {
+    LOWERINGS.into_iter().find(|l| capabilities(l).contains(&capability))
 }
 
 /// Whether a lowering reads one file (all but `jpegai-int/1`'s bundle).

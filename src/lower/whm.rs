@@ -6,8 +6,8 @@
 //! `{ "afrac", "gf", "shift", "layers": [ { "tag", … } ] }`. Once the byte layout is known, only
 //! a reader is missing. Every refusal is `model_mismatch`.
 
-use super::json::*;
 use super::{Lowered, canonical};
+use crate::json::*;
 use crate::num::{Round, floor_div, isqrt, pow2};
 use crate::refusal::{Code, Refusal};
 use crate::whg1::build::{Builder, Geometry};
@@ -62,7 +62,7 @@ pub struct Network {
 
 fn u32_of(o: &Map<String, Value>, key: &str, path: &str) -> Result<u32, Refusal> {
     let v = member(o, key, path)
-        .and_then(|v| uint(v, &format!("{path}.{key}")))
+        .and_then(|v| u64_number(v, &format!("{path}.{key}")))
         .map_err(mismatch)?;
     u32::try_from(v).map_err(|_| mismatch(format!("{path}.{key}: does not fit 32 bits")))
 }
@@ -112,7 +112,7 @@ pub fn network(v: &Value, form: Form, path: &str) -> Result<Network, Refusal> {
                     (0, _) => vec![c64, out64, k64, k64],
                     _ => vec![out64, c64, k64, k64],
                 };
-                let weights = tensor(
+                let weights = number_tensor(
                     member(lo, "weights", &p).map_err(mismatch)?,
                     &dims,
                     &format!("{p}.weights"),
@@ -121,13 +121,13 @@ pub fn network(v: &Value, form: Form, path: &str) -> Result<Network, Refusal> {
                 if weights.iter().any(|w| i16::try_from(*w).is_err()) {
                     return Err(mismatch(format!("{p}.weights: a weight is not an i16")));
                 }
-                let mult = tensor(
+                let mult = number_tensor(
                     member(lo, "mult", &p).map_err(mismatch)?,
                     &[out64],
                     &format!("{p}.mult"),
                 )
                 .map_err(mismatch)?;
-                let bias = tensor(
+                let bias = number_tensor(
                     member(lo, "bias", &p).map_err(mismatch)?,
                     &[out64],
                     &format!("{p}.bias"),
@@ -150,7 +150,7 @@ pub fn network(v: &Value, form: Form, path: &str) -> Result<Network, Refusal> {
             2 => {
                 let c = u32_of(lo, "c", &p)?;
                 channels(c)?;
-                let gamma = tensor(
+                let gamma = number_tensor(
                     member(lo, "gamma", &p).map_err(mismatch)?,
                     &[c.into(), c.into()],
                     &format!("{p}.gamma"),
@@ -159,7 +159,7 @@ pub fn network(v: &Value, form: Form, path: &str) -> Result<Network, Refusal> {
                 if gamma.iter().any(|g| i32::try_from(*g).is_err()) {
                     return Err(mismatch(format!("{p}.gamma: a γ is not an i32")));
                 }
-                let beta = tensor(
+                let beta = number_tensor(
                     member(lo, "beta", &p).map_err(mismatch)?,
                     &[c.into()],
                     &format!("{p}.beta"),
@@ -170,7 +170,7 @@ pub fn network(v: &Value, form: Form, path: &str) -> Result<Network, Refusal> {
             3 => Layer::Relu,
             4 => Layer::Leaky {
                 slope_q: member(lo, "slope_q", &p)
-                    .and_then(|v| int(v, &format!("{p}.slope_q")))
+                    .and_then(|v| i64_number(v, &format!("{p}.slope_q")))
                     .map_err(mismatch)?,
                 slope_frac: u32_of(lo, "slope_frac", &p)?,
             },

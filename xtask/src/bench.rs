@@ -14,8 +14,9 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Instant;
+use wai_oracle::suite::{Tier, VECTORS};
 use xtask::check::strip;
-use xtask::{build, run};
+use xtask::{GENERATOR, build, run};
 
 /// Median and extremes of some seconds.
 struct Spread {
@@ -122,7 +123,7 @@ pub fn main(root: &Path, runs: usize) -> Result<(), String> {
     let bin = build(
         root,
         &[
-            ("wai-oracle", "wai-generate"),
+            GENERATOR,
             ("wai-oracle", "wai-oracle"),
             ("wai-checker", "wai-checker"),
             ("xtask", "membw"),
@@ -140,7 +141,6 @@ pub fn main(root: &Path, runs: usize) -> Result<(), String> {
 
     // 1. The gate.
     eprintln!("bench: the gate");
-    use xtask::check::Tier;
     let regen_of = |tier: Tier| {
         run(
             Command::new(bin.join("wai-generate"))
@@ -184,7 +184,7 @@ pub fn main(root: &Path, runs: usize) -> Result<(), String> {
     .ok();
     writeln!(md, "| suite | records | oracle | checker |\n|---|---|---|---|").ok();
     let mut vectors_rate = (0.0, 0.0);
-    for suite in xtask::grade::SUITES {
+    for suite in Tier::Small.suites().map(|s| s.name) {
         let files: Vec<String> = xtask::compare::files(&tree.join(suite))
             .into_iter()
             .filter(|f| f.ends_with(".jsonl"))
@@ -199,7 +199,7 @@ pub fn main(root: &Path, runs: usize) -> Result<(), String> {
         let oracle = timed(runs, || feed(&bin.join("wai-oracle"), &["fill"], &tree, &requests))?;
         let checker = timed(runs, || feed(&bin.join("wai-checker"), &["fill"], &tree, &requests))?;
         let rate = |s: &Spread| records as f64 / s.median;
-        if suite == "vectors" {
+        if suite == VECTORS.name {
             vectors_rate = (rate(&oracle), rate(&checker));
         }
         writeln!(

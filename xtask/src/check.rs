@@ -14,55 +14,18 @@
 //! when anything differs.
 
 use crate::compare::{files, first_difference};
-use crate::{build, run as run_command};
+use crate::{GENERATOR, build, run as run_command};
 use rayon::prelude::*;
 use serde_json::Value;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Instant;
-
-/// The tree's two tiers (docs/scale.md): `scale/`, and everything else.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Tier {
-    Small,
-    Scale,
-    All,
-}
-
-impl Tier {
-    pub fn parse(name: &str) -> Result<Tier, String> {
-        match name {
-            "small" => Ok(Tier::Small),
-            "scale" => Ok(Tier::Scale),
-            "all" => Ok(Tier::All),
-            other => Err(format!("--tier: {other:?} is not small, scale or all")),
-        }
-    }
-
-    /// The name `wai-generate regen --tier` takes.
-    pub fn name(self) -> &'static str {
-        match self {
-            Tier::Small => "small",
-            Tier::Scale => "scale",
-            Tier::All => "all",
-        }
-    }
-
-    /// Whether the tree file at `path` (relative, `/`-separated) belongs to this tier.
-    pub fn holds(self, path: &str) -> bool {
-        let scale = path.starts_with("scale/");
-        match self {
-            Tier::Small => !scale,
-            Tier::Scale => scale,
-            Tier::All => true,
-        }
-    }
-}
+use wai_oracle::suite::{self, Tier};
 
 /// `cargo xtask check --tier T`: the gate over one tier of the tree, or both.
 pub fn run(root: &Path, tier: Tier) -> Result<(), String> {
-    let bin = build(root, &[("wai-oracle", "wai-generate"), ("wai-checker", "wai-checker")])?;
+    let bin = build(root, &[GENERATOR, ("wai-checker", "wai-checker")])?;
     let tree = root.join("ops-conformance");
     if !tree.is_dir() {
         return Err("ops-conformance/ does not exist: run `cargo xtask regen`".into());
@@ -142,19 +105,6 @@ pub fn differences(root: &Path, tree: &Path, bin: &Path, tier: Tier) -> Result<V
         start.elapsed().as_secs_f64()
     );
     Ok(differences)
-}
-
-/// The lowering §13.0 registers for each capability with a certificate tree.
-fn lowering_of(capability: &str) -> Option<&'static str> {
-    Some(match capability {
-        "wai.neural.int_synth" => "int_synth/1",
-        "wai.neural.int_hyper" | "wai.video.int_hyper" | "wai.splat.int_codec" => "whm1/1",
-        "wai.audio.int_codec" => "wam1/1",
-        "wai.neural.int_mlicpp" => "wmb1/1",
-        "wai.world.model" => "world/1",
-        "wai.image.jpegai" => "jpegai-int/1",
-        _ => return None,
-    })
 }
 
 /// One set of a certificate tree: `<root>/<capability>/<digest>/`, relative to the tree.
@@ -255,7 +205,7 @@ fn graph_certificates(tree: &Path, checker: &Path, mutant: Option<&str>) -> Vec<
 
 fn lower_set(tree: &Path, checker: &Path, set: &Set, mutant: Option<&str>) -> Vec<String> {
     let folder = tree.join(&set.dir);
-    let Some(lowering) = lowering_of(&set.capability) else {
+    let Some(lowering) = wai_oracle::lower::lowering_of(&set.capability) else {
         return vec![format!("{}: no lowering is registered for {}", set.dir, set.capability)];
     };
     let all = files(&folder);
@@ -390,24 +340,14 @@ fn compare_trees(committed: &Path, regenerated: &Path, tier: Tier) -> Vec<String
     out
 }
 
-/// A committed file with its computed fields removed: the requests a `fill` receives.
+/// A committed file with its computed fields removed (`suite::strip`): the requests a `fill`
+/// receives.
 pub fn strip(committed: &[u8]) -> Result<Vec<u8>, String> {
     let text = std::str::from_utf8(committed).map_err(|e| e.to_string())?;
     let mut out = String::new();
     for (n, line) in text.lines().enumerate() {
         let mut v: Value = serde_json::from_str(line).map_err(|e| format!("line {}: {e}", n + 1))?;
-        if let Some(o) = v.as_object_mut() {
-            // Graph vectors' load, profiles and decodes' expect; stage vectors' and lowering
-            // records' expect.
-            o.remove("load");
-            o.remove("profiles");
-            o.remove("expect");
-            for d in o.get_mut("decodes").and_then(Value::as_array_mut).into_iter().flatten() {
-                if let Some(d) = d.as_object_mut() {
-                    d.remove("expect");
-                }
-            }
-        }
+        suite::strip(&mut v);
         out.push_str(&v.to_string());
         out.push('\n');
     }

@@ -24,8 +24,9 @@ use std::time::Instant;
 use wai_checker::mutants::{FAULTS, Fault};
 use wai_checker::whg1::load;
 use wai_checker::whg1::{Graph, Kind, Op, OpKind};
+use wai_oracle::suite::Tier;
 use xtask::FaultOptions;
-use xtask::check::{Tier, fill_process, first_lines, strip};
+use xtask::check::{fill_process, first_lines, strip};
 use xtask::compare::files;
 
 /// The section of docs/scale.md this command owns.

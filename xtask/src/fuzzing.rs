@@ -19,6 +19,7 @@ use std::sync::OnceLock;
 use wai_checker::request::LineError;
 use wai_checker_testgen::random::Rng;
 use wai_oracle::bounds::{Certified, certificate};
+use wai_oracle::lower::{self, LOWERINGS};
 
 /// The fuzz targets, by name: `fuzz/fuzz_targets/<name>.rs` and `fuzz/regressions/<name>/`.
 pub const TARGETS: [&str; 8] = [
@@ -384,19 +385,11 @@ pub fn jsonl(data: &[u8]) -> Result<(), String> {
 // ---------------------------------------------------------------------------------------------
 // lowering: int_synth.json, the WHM1-family renderings, the jpegai bundle's files
 
-/// The lowerings, with their capabilities and the file each record names.
-pub const LOWERINGS: [(&str, &[&str], &str); 6] = [
-    ("int_synth/1", &["wai.neural.int_synth"], "int_synth.json"),
-    (
-        "whm1/1",
-        &["wai.neural.int_hyper", "wai.video.int_hyper", "wai.splat.int_codec"],
-        "whm1.json",
-    ),
-    ("wam1/1", &["wai.audio.int_codec"], "wam1.json"),
-    ("wmb1/1", &["wai.neural.int_mlicpp"], "wmb1.json"),
-    ("world/1", &["wai.world.model"], "world.json"),
-    ("jpegai-int/1", &["wai.image.jpegai"], ""),
-];
+/// The file a one-file lowering's record names: `int_synth.json`, `whm1.json`, … (the jpegai
+/// bundle's are [`JPEGAI_FILES`]).
+fn file_name(lowering: &str) -> String {
+    format!("{}.json", lowering.split('/').next().unwrap_or_default())
+}
 
 /// The jpegai bundle's three files, in the order the lowering target's selector names them.
 pub const JPEGAI_FILES: [&str; 3] = ["norm.json", "weights/hs_uv.json", "weights/hs_y.json"];
@@ -426,16 +419,17 @@ pub fn lowering(data: &[u8]) -> Result<(), String> {
         return Ok(());
     };
     let sel = usize::from(sel);
-    let (lowering, capabilities, name) = LOWERINGS[sel % 6];
+    let lowering = LOWERINGS[sel % 6];
+    let capabilities = lower::capabilities(lowering);
     let claim = [Value::Null, json!("acc32"), json!("acc64")][(sel / 6) % 3].clone();
     let which = sel / 18;
-    let files = if name.is_empty() {
-        let mut files = jpegai_bundle().clone();
-        files.insert(JPEGAI_FILES[which % 3].into(), Value::String(hex::encode(file)));
+    let files = if lower::one_file(lowering) {
+        let mut files = Map::new();
+        files.insert(file_name(lowering), Value::String(hex::encode(file)));
         files
     } else {
-        let mut files = Map::new();
-        files.insert(name.into(), Value::String(hex::encode(file)));
+        let mut files = jpegai_bundle().clone();
+        files.insert(JPEGAI_FILES[which % 3].into(), Value::String(hex::encode(file)));
         files
     };
     let record = json!({
@@ -699,7 +693,7 @@ pub fn grade_response(data: &[u8]) -> Result<(), String> {
     };
     let committed: Vec<grade::Sent> = committed
         .into_iter()
-        .map(|c| grade::Sent::new(c, "vectors", grade::Role::All))
+        .map(|c| grade::Sent::new(c, grade::Role::All))
         .collect();
     let graded = grade::grade_lines(&committed, response, ending);
     if graded.len() != committed.len() {
@@ -790,8 +784,11 @@ pub fn seeds(tree: &Path) -> Result<Vec<Seed>, String> {
             }
             // lowering: the record's file(s), with its selector.
             if let (Some(l), Some(files)) = (v["lowering"].as_str(), v["files"].as_object()) {
-                let li = LOWERINGS.iter().position(|x| x.0 == l).unwrap_or(0);
-                let ci = LOWERINGS[li].1.iter().position(|c| v["capability"] == *c).unwrap_or(0);
+                let li = LOWERINGS.iter().position(|x| *x == l).unwrap_or(0);
+                let ci = lower::capabilities(LOWERINGS[li])
+                    .iter()
+                    .position(|c| v["capability"] == *c)
+                    .unwrap_or(0);
                 let ki = match v["claim"].as_str() {
                     Some("acc32") => 1,
                     Some("acc64") => 2,

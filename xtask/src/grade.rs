@@ -19,7 +19,7 @@ use crate::arrays;
 use crate::check::strip;
 use crate::jsondiff;
 pub use crate::roles::Role;
-use crate::roles::{self, Form, Grading, Target};
+use crate::roles::{self, Grading, Target};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, BufWriter, Read, Write};
@@ -31,17 +31,11 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use wai_checker::recipe;
-
-/// The tree's suites, by their folders (the scale tier's apart).
-pub const SUITES: [&str; 6] = ["vectors", "graphs", "stage", "lowerings", "cis2", "detessdequant"];
-
-/// The scale tier's suite (`scale/`): written out, its requests run to hundreds of megabytes, so it
-/// runs only when named or with `--suite all`.
-pub const SCALE: &str = "scale";
+use wai_oracle::suite::{self, Form, SUITES};
 
 /// Whether a suite's records are graph vectors, whose verdicts are per profile.
-fn graph_suite(suite: &str) -> bool {
-    matches!(suite, "vectors" | "graphs" | SCALE)
+fn graph_suite(name: &str) -> bool {
+    suite::named(name).is_some_and(|s| s.forms.contains(&Form::GraphVector))
 }
 
 /// The two profiles of integer-operators §7.
@@ -136,10 +130,11 @@ fn non_blank(s: &str) -> Result<String, String> {
 }
 
 fn suite_name(s: &str) -> Result<String, String> {
-    if is_suite(s) || s == "all" {
+    if suite::named(s).is_some() || s == "all" {
         Ok(s.to_string())
     } else {
-        Err(format!("{s:?} is not one of {}, {SCALE} or all", SUITES.join(", ")))
+        let names: Vec<&str> = SUITES.iter().map(|s| s.name).collect();
+        Err(format!("{s:?} is not one of {} or all", names.join(", ")))
     }
 }
 
@@ -158,11 +153,11 @@ impl TryFrom<GradeArgs> for Options {
     fn try_from(a: GradeArgs) -> Result<Options, String> {
         let mut suites = a.suites;
         if suites.iter().any(|s| s == "all") {
-            suites = SUITES.iter().chain([&SCALE]).map(|s| s.to_string()).collect();
+            suites = SUITES.iter().map(|s| s.name.to_string()).collect();
             suites.retain(|s| a.role.grades_suite(s));
         }
         if let Some(s) = suites.iter().find(|s| !a.role.grades_suite(s)) {
-            let whose = if s == "stage" {
+            let whose = if s == suite::STAGE.name {
                 "an operator implementation's (--role operator)"
             } else {
                 "the certifier's and the sink's (--role certifier or sink)"
@@ -209,13 +204,9 @@ impl Options {
         if self.suites.is_empty() {
             self.role.default_suites().contains(&suite)
         } else {
-            is_suite(suite) && self.suites.iter().any(|s| s == suite)
+            suite::named(suite).is_some() && self.suites.iter().any(|s| s == suite)
         }
     }
-}
-
-fn is_suite(name: &str) -> bool {
-    SUITES.contains(&name) || name == SCALE
 }
 
 /// A committed file the grade sends.
@@ -233,18 +224,15 @@ pub fn select(tree: &Path, o: &Options) -> Vec<GradedFile> {
         .into_iter()
         .filter(|f| f.ends_with(".jsonl"))
         .filter_map(|path| {
-            let (provisional, rest) = match path.strip_prefix("provisional/") {
-                Some(r) => (true, r.to_string()),
-                None => (false, path.clone()),
-            };
-            let suite = rest.split('/').next()?.to_string();
-            let stem = rest.rsplit('/').next()?.trim_end_matches(".jsonl").to_string();
-            let keep = o.selects(&suite)
+            let (suite, provisional) = suite::of_path(&path)?;
+            let rest = path.strip_prefix(&format!("{}/", suite::PROVISIONAL)).unwrap_or(&path);
+            let stem = rest.rsplit('/').next()?.trim_end_matches(".jsonl");
+            let keep = o.selects(suite.name)
                 && (o.include_provisional || !provisional)
-                && (o.only.is_empty() || o.only.iter().any(|x| *x == stem || *x == path || *x == rest));
-            keep.then_some(GradedFile {
+                && (o.only.is_empty() || o.only.iter().any(|x| x == stem || *x == path || x == rest));
+            keep.then(|| GradedFile {
+                suite: suite.name.to_string(),
                 path,
-                suite,
                 provisional,
             })
         })
@@ -763,9 +751,9 @@ pub struct Sent {
 }
 
 impl Sent {
-    /// A committed record of `suite` as `role` grades it.
-    pub fn new(record: Value, suite: &str, role: Role) -> Sent {
-        let form = Form::of(suite, &record);
+    /// A committed record as `role` grades it.
+    pub fn new(record: Value, role: Role) -> Sent {
+        let form = Form::of(&record);
         let bounds = role == Role::Operator && form == Form::GraphVector && roles::refused_at_bounds(&record);
         let how = roles::grading(role, form, &record, bounds);
         Sent { record, form, how }
@@ -929,7 +917,7 @@ pub fn grade(tree: &Path, o: &Options) -> Result<Vec<FileGrade>, String> {
         let (committed, withheld) = committed_records(&text, &file, o)?;
         let (records, ending, stderr) = if committed.is_empty() {
             (vec![], Ending::Exited(0), vec![])
-        } else if file.suite == SCALE {
+        } else if file.suite == suite::SCALE.name {
             grade_scale_capturing(tree, committed, o).map_err(|e| format!("{}: {e}", file.path))?
         } else {
             // Room for the answers: twice the committed bytes, and some.
@@ -954,7 +942,7 @@ fn committed_records(text: &str, file: &GradedFile, o: &Options) -> Result<(Vec<
     let (mut sent, mut withheld) = (Vec::new(), Vec::new());
     for line in text.lines() {
         let record: Value = serde_json::from_str(line).map_err(|e| format!("{}: {e}", file.path))?;
-        let form = Form::of(&file.suite, &record);
+        let form = Form::of(&record);
         if let Some(p) = &o.profile
             && form == Form::GraphVector
             && !record["profiles"]
@@ -963,7 +951,7 @@ fn committed_records(text: &str, file: &GradedFile, o: &Options) -> Result<(Vec<
         {
             continue;
         }
-        let c = Sent::new(record, &file.suite, o.role);
+        let c = Sent::new(record, o.role);
         if c.how.targets.is_empty() {
             let why = if c.form == Form::GraphVector {
                 "refused at load step 8, the bounds pass: the certifier's (docs/assumptions.md G1)".to_string()

@@ -12,6 +12,9 @@ pub mod roles;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// The generator's binary (`generator/`), by package and name, as [`build`] takes it.
+pub const GENERATOR: (&str, &str) = ("wai-generate", "wai-generate");
+
 /// Builds release binaries of the workspace into `target/` and returns the directory they are in.
 pub fn build(root: &Path, bins: &[(&str, &str)]) -> Result<PathBuf, String> {
     build_into(root, &root.join("target"), bins, &[])

@@ -24,8 +24,8 @@ mod faults;
 mod fuzz_diff;
 mod mutants;
 
-use xtask::check::Tier;
-use xtask::{FaultOptions, build, run};
+use wai_oracle::suite::Tier;
+use xtask::{FaultOptions, GENERATOR, build, run};
 
 use clap::{Args, Parser, Subcommand};
 use std::path::{Path, PathBuf};
@@ -46,7 +46,7 @@ enum Cmd {
     /// Rebuild ops-conformance/ from corpus/ (`wai-generate regen`).
     Regen {
         /// The tier to rewrite: small, scale or all.
-        #[arg(long, value_name = "TIER", value_parser = ["small", "scale", "all"])]
+        #[arg(long, value_name = "TIER", value_parser = Tier::NAMES)]
         tier: Option<String>,
         /// Only these corpus stems, a comma list (passed to `wai-generate regen --only`).
         #[arg(long, value_name = "STEMS")]
@@ -158,7 +158,7 @@ fn fault_name(s: &str) -> Result<String, String> {
 /// `--tier small|scale|all`.
 fn tier() -> impl clap::builder::TypedValueParser<Value = Tier> {
     use clap::builder::TypedValueParser;
-    clap::builder::PossibleValuesParser::new(["small", "scale", "all"]).map(|t| Tier::parse(&t).unwrap_or(Tier::All))
+    clap::builder::PossibleValuesParser::new(Tier::NAMES).map(|t| Tier::parse(&t).unwrap_or(Tier::All))
 }
 
 fn fault_options(only: Vec<String>, jobs: u64) -> FaultOptions {
@@ -215,7 +215,7 @@ fn regen(root: &Path, tier: Option<String>, only: Option<String>) -> Result<(), 
     if let Some(o) = only {
         args.extend(["--only".to_string(), o]);
     }
-    let bin = build(root, &[("wai-oracle", "wai-generate")])?;
+    let bin = build(root, &[GENERATOR])?;
     let start = Instant::now();
     run(
         Command::new(bin.join("wai-generate"))
@@ -229,7 +229,7 @@ fn regen(root: &Path, tier: Option<String>, only: Option<String>) -> Result<(), 
 }
 
 fn coverage(root: &Path, args: &[String]) -> Result<(), String> {
-    let bin = build(root, &[("wai-oracle", "wai-generate")])?;
+    let bin = build(root, &[GENERATOR])?;
     run(
         Command::new(bin.join("wai-generate"))
             .current_dir(root)

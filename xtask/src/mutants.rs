@@ -21,9 +21,10 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::time::{Duration, Instant};
 use wai_checker::mutants::{CATALOGUE, Expect, Mutant};
+use wai_oracle::suite::Tier;
 use xtask::FaultOptions;
 use xtask::check::certificate_sets;
-use xtask::grade::{self, Ending, FileGrade, Options, Outcome, SUITES};
+use xtask::grade::{self, Ending, FileGrade, Options, Outcome};
 
 /// What one fault did to the tree.
 struct Run {
@@ -132,7 +133,7 @@ fn run(tree: &Path, bin: &Path, mutant: Option<&str>, timeout: Duration, all: bo
     let env = mutant.map_or(String::new(), |m| format!("WAI_MUTANT={m} "));
     let mut options = Options {
         role: grade::Role::All,
-        suites: SUITES.iter().map(|s| s.to_string()).collect(),
+        suites: Tier::Small.suites().map(|s| s.name.to_string()).collect(),
         include_provisional: true,
         timeout,
         ..Options::new(&format!("{env}{} fill", bin.display()))

@@ -1,9 +1,11 @@
 //! The grader's roles: integer-operators §1's conformance targets, and which fields of which record
 //! form each one computes (docs/protocol.md, "Roles"). A role is graded on its own fields only; the
 //! fields another target owns are given in its request or left out of its comparison, never charged
-//! to it.
+//! to it. The suites and the record forms are the oracle's registry's (`wai_oracle::suite`); what
+//! each role owes of them is the grader's policy, here.
 
 use serde_json::Value;
+use wai_oracle::suite::{self, CIS2, DETESSDEQUANT, Form, GRAPHS, LOWERINGS, STAGE, VECTORS};
 
 /// `--role`: the target an implementation is graded as.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -32,63 +34,43 @@ impl Role {
 
     /// The suites graded when `--suite` is absent: those holding a record form the role computes
     /// something of (the CIS-2 and DetessDequant suites, other specifications, only under `all`).
+    /// Never the scale tier's: written out, its requests run to hundreds of megabytes, so it runs
+    /// only when named or with `--suite all`.
     pub fn default_suites(self) -> &'static [&'static str] {
         match self {
-            Role::Operator => &["vectors", "graphs", "stage"],
-            Role::Certifier => &["vectors", "graphs", "lowerings"],
-            Role::Sink => &["graphs", "lowerings"],
-            Role::All => &["vectors", "graphs", "stage", "lowerings", "cis2", "detessdequant"],
+            Role::Operator => &[VECTORS.name, GRAPHS.name, STAGE.name],
+            Role::Certifier => &[VECTORS.name, GRAPHS.name, LOWERINGS.name],
+            Role::Sink => &[GRAPHS.name, LOWERINGS.name],
+            Role::All => &[
+                VECTORS.name,
+                GRAPHS.name,
+                STAGE.name,
+                LOWERINGS.name,
+                CIS2.name,
+                DETESSDEQUANT.name,
+            ],
         }
     }
 
-    /// Whether the role computes anything of a suite's records (a suite of another specification is
-    /// its own target under every role).
-    pub fn grades_suite(self, suite: &str) -> bool {
-        match suite {
-            "vectors" | "scale" => matches!(self, Role::Operator | Role::Certifier | Role::All),
-            "stage" => matches!(self, Role::Operator | Role::All),
-            "lowerings" => matches!(self, Role::Certifier | Role::Sink | Role::All),
-            _ => true,
+    /// Whether the role computes anything of a suite's records: of one of its forms.
+    pub fn grades_suite(self, name: &str) -> bool {
+        suite::named(name).is_some_and(|s| s.forms.iter().any(|f| self.computes(*f)))
+    }
+
+    /// Whether the role computes any field of a record of this form (another specification's forms
+    /// under every role: their suites are their own targets).
+    fn computes(self, form: Form) -> bool {
+        match form {
+            Form::GraphVector => self.includes(Role::Operator) || self.includes(Role::Certifier),
+            Form::Stage => self.includes(Role::Operator),
+            Form::Lowering => self.includes(Role::Certifier) || self.includes(Role::Sink),
+            Form::ScalePath => self.includes(Role::Sink),
+            Form::Cis2Function | Form::Cis2Decode | Form::DequantCall | Form::DequantNumeric => true,
         }
     }
 
     fn includes(self, role: Role) -> bool {
         self == Role::All || self == role
-    }
-}
-
-/// A record's form (docs/protocol.md, "Record forms"), told by its suite and its members.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Form {
-    GraphVector,
-    Stage,
-    Lowering,
-    ScalePath,
-    Cis2,
-    DetessDequant,
-}
-
-impl Form {
-    pub fn name(self) -> &'static str {
-        match self {
-            Form::GraphVector => "a graph vector",
-            Form::Stage => "a stage-operator vector",
-            Form::Lowering => "a lowering record",
-            Form::ScalePath => "a jpegai scale-path record",
-            Form::Cis2 => "a CIS-2 record",
-            Form::DetessDequant => "a DetessDequant record",
-        }
-    }
-
-    pub fn of(suite: &str, record: &Value) -> Form {
-        match suite {
-            "stage" => Form::Stage,
-            "lowerings" => Form::Lowering,
-            "cis2" => Form::Cis2,
-            "detessdequant" => Form::DetessDequant,
-            _ if record.get("bundle").is_some() => Form::ScalePath,
-            _ => Form::GraphVector,
-        }
     }
 }
 
@@ -155,8 +137,8 @@ pub fn grading(role: Role, form: Form, record: &Value, refused_at_bounds: bool) 
             }
         }
         Form::ScalePath if role.includes(Role::Sink) => targets.push(Target::Sink),
-        Form::Cis2 => targets.push(Target::Suite("cis2")),
-        Form::DetessDequant => targets.push(Target::Suite("detessdequant")),
+        Form::Cis2Function | Form::Cis2Decode => targets.push(Target::Suite(CIS2.name)),
+        Form::DequantCall | Form::DequantNumeric => targets.push(Target::Suite(DETESSDEQUANT.name)),
         Form::Stage | Form::ScalePath => {}
     }
     Grading {
@@ -196,4 +178,32 @@ pub fn owned(target: Target, form: Form, record: &Value) -> Value {
         _ => {}
     }
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_role_grades_the_suites_holding_a_form_it_computes() {
+        let graded = |r: Role| -> Vec<&str> {
+            suite::SUITES
+                .iter()
+                .filter(|s| r.grades_suite(s.name))
+                .map(|s| s.name)
+                .collect()
+        };
+        let (cis2, dequant) = ("cis2", "detessdequant");
+        assert_eq!(
+            graded(Role::Operator),
+            ["vectors", "graphs", "stage", cis2, dequant, "scale"]
+        );
+        assert_eq!(
+            graded(Role::Certifier),
+            ["vectors", "graphs", "lowerings", cis2, dequant, "scale"]
+        );
+        assert_eq!(graded(Role::Sink), ["graphs", "lowerings", cis2, dequant]);
+        assert_eq!(graded(Role::All).len(), suite::SUITES.len());
+        assert!(!Role::All.grades_suite("certificates"));
+    }
 }

@@ -57,7 +57,7 @@ fn the_readme_counts_the_vectors_and_what_an_operator_is_sent() {
             let sent: Vec<bool> = text
                 .lines()
                 .map(|l| {
-                    let s = grade::Sent::new(serde_json::from_str(l).unwrap(), &f.suite, Role::Operator);
+                    let s = grade::Sent::new(serde_json::from_str(l).unwrap(), Role::Operator);
                     !s.how.targets.is_empty()
                 })
                 .collect();

@@ -4,7 +4,8 @@
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use xtask::{build, check, compare::files};
+use wai_oracle::suite::Tier;
+use xtask::{GENERATOR, build, check, compare::files};
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
@@ -66,13 +67,13 @@ fn mutate(record: &mut Value, kind: usize) -> Option<String> {
 #[test]
 fn a_changed_value_in_each_of_20_records_is_named_by_file_line_id_and_field() {
     let root = root();
-    let bin = build(&root, &[("wai-oracle", "wai-generate"), ("wai-checker", "wai-checker")]).unwrap();
+    let bin = build(&root, &[GENERATOR, ("wai-checker", "wai-checker")]).unwrap();
     let dir = tempfile_dir();
     copy_dir(&root.join("ops-conformance"), &dir);
     let mut changed = Vec::new();
     let small = files(&dir)
         .into_iter()
-        .filter(|f| f.ends_with(".jsonl") && check::Tier::Small.holds(f));
+        .filter(|f| f.ends_with(".jsonl") && Tier::Small.holds(f));
     for (i, name) in small.enumerate() {
         if changed.len() == 20 {
             break;
@@ -97,7 +98,7 @@ fn a_changed_value_in_each_of_20_records_is_named_by_file_line_id_and_field() {
         20,
         "the tree has 20 files with a computed value to change"
     );
-    let report = check::differences(&root, &dir, &bin, check::Tier::Small).unwrap();
+    let report = check::differences(&root, &dir, &bin, Tier::Small).unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
     for (file, line, id, field) in &changed {
         for who in ["regenerated", "checker"] {
@@ -143,7 +144,7 @@ fn the_checker_never_depends_on_the_oracle_or_num_bigint() {
 #[test]
 fn a_changed_lowered_graph_certificate_or_set_is_named() {
     let root = root();
-    let bin = build(&root, &[("wai-oracle", "wai-generate"), ("wai-checker", "wai-checker")]).unwrap();
+    let bin = build(&root, &[GENERATOR, ("wai-checker", "wai-checker")]).unwrap();
     let dir = std::env::temp_dir().join(format!("wai-gate-lower-test-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     copy_dir(&root.join("ops-conformance"), &dir);
@@ -163,7 +164,7 @@ fn a_changed_lowered_graph_certificate_or_set_is_named() {
     let w = dir.join(format!("{jpegai}/weights/hs_y.json"));
     let text = std::fs::read_to_string(&w).unwrap();
     std::fs::write(&w, text.replacen("\"v\":[8]", "\"v\":[9]", 1)).unwrap();
-    let report = check::differences(&root, &dir, &bin, check::Tier::Small).unwrap();
+    let report = check::differences(&root, &dir, &bin, Tier::Small).unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
     let expected = [
         format!("checker {synth}/synth.whg1: committed 810 bytes (byte 40: "),

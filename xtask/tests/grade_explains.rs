@@ -228,11 +228,10 @@ fn a_report_that_stops_listing_says_how_much_it_left_out() {
     // A tensor with 100 differing elements lists 8 and counts the rest.
     let tensor = |v: &str| json!({ "data": vec![v; 100], "shape": ["1", "10", "10"] });
     let committed = vec![grade::Sent::new(
-        json!({ "id": "t", "out": tensor("0") }),
-        "stage",
+        json!({ "id": "t", "op": "x", "out": tensor("0") }),
         grade::Role::All,
     )];
-    let response = format!("{}\n", json!({ "id": "t", "out": tensor("1") }));
+    let response = format!("{}\n", json!({ "id": "t", "op": "x", "out": tensor("1") }));
     let graded = grade::grade_lines(&committed, response.as_bytes(), &Ending::Exited(0));
     let Outcome::Failed(d) = &graded[0].outcome else {
         panic!("{graded:?}")

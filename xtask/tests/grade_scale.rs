@@ -7,6 +7,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Duration;
+use wai_oracle::suite::SCALE;
 use xtask::grade::{self, Diff, Options, Outcome};
 
 fn root() -> PathBuf {
@@ -31,7 +32,7 @@ fn fill() -> String {
 /// The scale suite, `only` its smallest files.
 fn options(implementation: String, only: &[&str]) -> Options {
     Options {
-        suites: vec![grade::SCALE.into()],
+        suites: vec![SCALE.name.into()],
         only: only.iter().map(|s| s.to_string()).collect(),
         timeout: Duration::from_secs(120),
         ..Options::new(&implementation)
@@ -173,7 +174,7 @@ fn record(file: &str, id: &str) -> Value {
 fn a_committed_digest_the_checker_disagrees_with_is_called_a_suite_bug() {
     let mut r = record("igdn.jsonl", "igdn-c-7");
     r["decodes"][0]["expect"]["outputs"][0]["sha256"] = json!("0".repeat(64));
-    let r = grade::Sent::new(r, grade::SCALE, grade::Role::Operator);
+    let r = grade::Sent::new(r, grade::Role::Operator);
     let (graded, _) = grade::grade_scale(&tree(), vec![r], &options(fill(), &[])).unwrap();
     let Outcome::Failed(d) = &graded[0].outcome else {
         panic!("{graded:?}")

@@ -5,6 +5,7 @@
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+use wai_oracle::suite::SCALE;
 use xtask::grade::{self, Ending, Options, Outcome};
 
 /// The process's peak resident set (`VmHWM`), in bytes.
@@ -29,14 +30,14 @@ fn an_endless_answer_line_is_cut_at_its_allowance() {
         .find(|r| r["id"] == "apply-c-1")
         .unwrap();
     let o = Options {
-        suites: vec![grade::SCALE.into()],
+        suites: vec![SCALE.name.into()],
         timeout: Duration::from_secs(1),
         ..Options::new("yes | tr -d '\\n'")
     };
     // Reset the peak to what is resident now.
     std::fs::write("/proc/self/clear_refs", "5").unwrap();
     let before = peak_rss();
-    let sent = |r: serde_json::Value| grade::Sent::new(r, grade::SCALE, o.role);
+    let sent = |r: serde_json::Value| grade::Sent::new(r, o.role);
     let (graded, ending) = grade::grade_scale(&tree, vec![sent(record.clone()), sent(record)], &o).unwrap();
     let grew = peak_rss() - before;
     assert_eq!(ending, Ending::TimedOut);

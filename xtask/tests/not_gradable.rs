@@ -22,11 +22,11 @@ fn record(id: &str, profiles: &[&str]) -> Value {
     json!({ "decodes": [], "graph": "00", "id": id, "load": "ok", "profiles": profiles })
 }
 
-/// Records of `vectors/` as `--role all` grades them (every target's verdict).
+/// Graph vectors as `--role all` grades them (every target's verdict).
 fn sent(records: Vec<Value>) -> Vec<grade::Sent> {
     records
         .into_iter()
-        .map(|r| grade::Sent::new(r, "vectors", grade::Role::All))
+        .map(|r| grade::Sent::new(r, grade::Role::All))
         .collect()
 }
 
