@@ -7,7 +7,6 @@ pub mod differential;
 pub mod fuzzing;
 pub mod grade;
 pub mod jsondiff;
-pub mod roles;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -1,0 +1,312 @@
+//! Running the implementation: its command line read from where the user stands, its own process
+//! group, the timeout, its output capped and the last lines of its standard error kept.
+
+use super::*;
+
+/// How the implementation's run on one file ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Ending {
+    Exited(i32),
+    Killed,
+    TimedOut,
+    NotStarted(String),
+}
+
+impl Ending {
+    pub(super) fn why(&self) -> String {
+        match self {
+            Ending::Exited(0) => "the implementation wrote no line for it".into(),
+            Ending::Exited(c) => format!("the implementation exited with status {c} before answering"),
+            Ending::Killed => "the implementation was killed by a signal before answering".into(),
+            Ending::TimedOut => "the implementation did not answer within the timeout".into(),
+            Ending::NotStarted(e) => format!("the implementation could not be started: {e}"),
+        }
+    }
+}
+
+/// The implementation's command line with every word that names an existing file or directory
+/// relative to where the grader was started made absolute (the implementation runs with the tree
+/// as its working directory): a program path with a `/` (a bare program name is looked up on `PATH`)
+/// and any later argument (`python3 fill.py` → `python3 /abs/fill.py`). Everything else, quoting,
+/// flags and `NAME=value` words included, is kept as written.
+pub fn command_line(implementation: &str) -> String {
+    let mut out = String::new();
+    let mut at = 0;
+    let mut program_seen = false;
+    for (start, word) in words(implementation) {
+        out.push_str(&implementation[at..start]);
+        at = start + word.len();
+        let assignment = word.contains('=');
+        let is_program = !program_seen && !assignment;
+        program_seen |= is_program;
+        let path = Path::new(word);
+        let candidate = !assignment
+            && !word.starts_with('-')
+            && path.is_relative()
+            && (!is_program || word.contains('/'))
+            && path.exists();
+        match candidate.then(|| std::fs::canonicalize(path)) {
+            Some(Ok(abs)) => out.push_str(&shell_word(&abs.to_string_lossy())),
+            _ => out.push_str(word),
+        }
+    }
+    out.push_str(&implementation[at..]);
+    out
+}
+
+/// The whitespace-separated words of a command line with their byte offsets.
+fn words(s: &str) -> Vec<(usize, &str)> {
+    let mut out = Vec::new();
+    let mut start = None;
+    for (i, ch) in s.char_indices() {
+        match (ch.is_whitespace(), start) {
+            (true, Some(b)) => {
+                out.push((b, &s[b..i]));
+                start = None;
+            }
+            (false, None) => start = Some(i),
+            _ => {}
+        }
+    }
+    if let Some(b) = start {
+        out.push((b, &s[b..]));
+    }
+    out
+}
+
+/// A path as one `sh` word: as is when it is plain, single-quoted otherwise.
+fn shell_word(path: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/._+-,:@%".contains(c);
+    if path.chars().all(plain) {
+        path.to_string()
+    } else {
+        format!("'{}'", path.replace('\'', "'\\''"))
+    }
+}
+
+/// The program the implementation's command line runs: its first word that is no `NAME=value`.
+pub(super) fn program(implementation: &str) -> &str {
+    words(implementation)
+        .into_iter()
+        .map(|(_, w)| w)
+        .find(|w| !w.contains('='))
+        .unwrap_or("")
+}
+
+/// The last lines the implementation wrote to its standard error: at most [`Stderr::LINES`] lines
+/// and [`Stderr::BYTES`] bytes are ever held, older ones dropped as newer ones arrive.
+#[derive(Default)]
+struct Stderr {
+    lines: std::collections::VecDeque<Vec<u8>>,
+    /// The line being written, its first [`Stderr::BYTES`] bytes.
+    current: Vec<u8>,
+    /// Bytes of `lines`.
+    bytes: usize,
+}
+
+impl Stderr {
+    const LINES: usize = 20;
+    const BYTES: usize = 4096;
+
+    fn push(&mut self, chunk: &[u8]) {
+        for piece in chunk.split_inclusive(|&b| b == b'\n') {
+            let (text, ends) = match piece.strip_suffix(b"\n") {
+                Some(t) => (t, true),
+                None => (piece, false),
+            };
+            let room = Stderr::BYTES.saturating_sub(self.current.len());
+            self.current.extend_from_slice(&text[..text.len().min(room)]);
+            if ends {
+                self.end_line();
+            }
+        }
+    }
+
+    fn end_line(&mut self) {
+        let line = std::mem::take(&mut self.current);
+        self.bytes += line.len();
+        self.lines.push_back(line);
+        while self.lines.len() > Stderr::LINES || (self.bytes > Stderr::BYTES && self.lines.len() > 1) {
+            let gone = self.lines.pop_front().map_or(0, |l| l.len());
+            self.bytes -= gone;
+        }
+    }
+
+    fn tail(mut self) -> Vec<String> {
+        if !self.current.is_empty() {
+            self.end_line();
+        }
+        self.lines
+            .iter()
+            .map(|l| String::from_utf8_lossy(l).into_owned())
+            .collect()
+    }
+}
+
+/// Runs the implementation on `input` with the tree as its working directory; its standard
+/// output (at most `cap` bytes are kept) and how it ended. Never waits past `timeout`.
+pub fn run(implementation: &str, tree: &Path, input: Vec<u8>, timeout: Duration, cap: usize) -> (Vec<u8>, Ending) {
+    let (out, ending, _) = run_capturing(implementation, tree, input, timeout, cap);
+    (out, ending)
+}
+
+/// [`run`], with the last lines of the implementation's standard error.
+pub fn run_capturing(
+    implementation: &str,
+    tree: &Path,
+    input: Vec<u8>,
+    timeout: Duration,
+    cap: usize,
+) -> (Vec<u8>, Ending, Vec<String>) {
+    // What the reader has kept so far stays ours even if a stray descendant holds the pipe open.
+    let kept = Arc::new(Mutex::new(Vec::new()));
+    let (ending, stderr) = supervise(
+        implementation,
+        tree,
+        timeout,
+        move |mut stdin| {
+            // A broken pipe (the implementation stopped reading) is the implementation's failure.
+            let _ = stdin.write_all(&input);
+        },
+        {
+            let kept = kept.clone();
+            move |mut stdout| {
+                let mut buf = [0u8; 65536];
+                while let Ok(n) = stdout.read(&mut buf) {
+                    if n == 0 {
+                        break;
+                    }
+                    let mut kept = lock(&kept);
+                    let room = cap.saturating_sub(kept.len());
+                    kept.extend_from_slice(&buf[..n.min(room)]);
+                }
+            }
+        },
+    );
+    let out = std::mem::take(&mut *lock(&kept));
+    (out, ending, stderr)
+}
+
+pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Starts the implementation with the tree as its working directory, `write` feeding its standard
+/// input and `read` taking its standard output, each on a thread of its own; how it ended. Never
+/// waits past `timeout` for the implementation, and after it ends waits for `read` only while
+/// `read` works on what it received, not while it waits on a pipe a stray descendant holds open.
+/// The last lines of its standard error come back with how it ended.
+pub(super) fn supervise(
+    implementation: &str,
+    tree: &Path,
+    timeout: Duration,
+    write: impl FnOnce(ChildStdin) + Send + 'static,
+    read: impl FnOnce(Pipe) + Send + 'static,
+) -> (Ending, Vec<String>) {
+    use std::os::unix::process::CommandExt;
+    // Its own process group, so that a timeout kills the shell and everything it started.
+    let child = Command::new("sh")
+        .arg("-c")
+        .arg(command_line(implementation))
+        .process_group(0)
+        .current_dir(tree)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn();
+    let mut child = match child {
+        Ok(c) => c,
+        Err(e) => return (Ending::NotStarted(e.to_string()), vec![]),
+    };
+    let stderr = Arc::new(Mutex::new(Stderr::default()));
+    let errors = {
+        let (mut pipe, stderr) = (child.stderr.take().expect("piped"), stderr.clone());
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n @ 1..) = pipe.read(&mut buf) {
+                lock(&stderr).push(&buf[..n]);
+            }
+        })
+    };
+    let stdin = child.stdin.take().expect("piped");
+    let writer = std::thread::spawn(move || write(stdin));
+    let pipe = Pipe {
+        out: child.stdout.take().expect("piped"),
+        waits: Arc::default(),
+    };
+    let waits = pipe.waits.clone();
+    let reader = std::thread::spawn(move || read(pipe));
+    let ending = wait(&mut child, timeout);
+    let _ = writer.join();
+    waits.outlast(&reader);
+    // A stray descendant may hold standard error open too: what arrived by now is kept.
+    let since = Instant::now();
+    while !errors.is_finished() && since.elapsed() < Duration::from_millis(200) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let tail = std::mem::take(&mut *lock(&stderr)).tail();
+    (ending, tail)
+}
+
+/// Waits for the implementation to end, killing it and everything it started at `timeout`.
+fn wait(child: &mut Child, timeout: Duration) -> Ending {
+    let start = Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return status.code().map_or(Ending::Killed, Ending::Exited),
+            Ok(None) if start.elapsed() >= timeout => {
+                // `-s KILL -- -PGID`: procps' kill reads `-KILL -PGID` as two signal options.
+                let _ = Command::new("kill")
+                    .args(["-s", "KILL", "--", &format!("-{}", child.id())])
+                    .status();
+                let _ = child.kill();
+                let _ = child.wait();
+                return Ending::TimedOut;
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+            Err(e) => return Ending::NotStarted(e.to_string()),
+        }
+    }
+}
+
+/// The implementation's standard output, noting when its reader waits on it.
+pub(super) struct Pipe {
+    out: ChildStdout,
+    waits: Arc<Waits>,
+}
+
+#[derive(Default)]
+struct Waits {
+    /// The reader is inside a read of the pipe.
+    waiting: AtomicBool,
+    /// Reads returned so far.
+    reads: AtomicU64,
+}
+
+impl Read for Pipe {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.waits.waiting.store(true, Ordering::SeqCst);
+        let n = self.out.read(buf);
+        self.waits.reads.fetch_add(1, Ordering::SeqCst);
+        self.waits.waiting.store(false, Ordering::SeqCst);
+        n
+    }
+}
+
+impl Waits {
+    /// Waits for `reader` to finish once the implementation has ended: as long as it works on what
+    /// it received (a scale answer takes seconds to fold), but only half a second of it waiting on
+    /// the pipe with nothing coming (a killed implementation's descendant may hold it open).
+    fn outlast(&self, reader: &JoinHandle<()>) {
+        let mut seen = (u64::MAX, Instant::now());
+        while !reader.is_finished() {
+            let reads = self.reads.load(Ordering::SeqCst);
+            if reads != seen.0 || !self.waiting.load(Ordering::SeqCst) {
+                seen = (reads, Instant::now());
+            } else if seen.1.elapsed() >= Duration::from_millis(500) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+}

@@ -1,0 +1,397 @@
+//! The scale tier, streamed: each record's recipes expanded as its request is written, each answer
+//! folded back to digests as it arrives, a differing tensor diffed against the checker's fill.
+
+use super::*;
+
+/// Grades a scale file (docs/protocol.md, the scale tier). A written-out request or answer may take
+/// hundreds of megabytes, so neither is ever held for more than one record: the writer thread
+/// expands one record's recipes at a time, and the reader thread folds each answer back into the
+/// record's form as its line arrives, compares it, and keeps only its grade.
+pub fn grade_scale(tree: &Path, committed: Vec<Sent>, o: &Options) -> Result<(Vec<Graded>, Ending), String> {
+    grade_scale_capturing(tree, committed, o).map(|(records, ending, _)| (records, ending))
+}
+
+/// [`grade_scale`], with the last lines of the implementation's standard error.
+pub(super) fn grade_scale_capturing(
+    tree: &Path,
+    committed: Vec<Sent>,
+    o: &Options,
+) -> Result<(Vec<Graded>, Ending, Vec<String>), String> {
+    let timeout = scale_timeout(&committed, o.timeout);
+    let committed = Arc::new(committed);
+    let grades = Arc::new(Mutex::new(Vec::new()));
+    let unexpanded = Arc::new(Mutex::new(None));
+    let (ending, stderr) = supervise(
+        &o.implementation,
+        tree,
+        timeout,
+        {
+            let (committed, unexpanded) = (committed.clone(), unexpanded.clone());
+            move |stdin| {
+                if let Err(e) = write_expanded(&committed, stdin) {
+                    *lock(&unexpanded) = Some(e);
+                }
+            }
+        },
+        {
+            let (committed, grades) = (committed.clone(), grades.clone());
+            move |stdout| read_answers(&committed, stdout, &grades)
+        },
+    );
+    if let Some(e) = lock(&unexpanded).take() {
+        return Err(e);
+    }
+    let mut records = std::mem::take(&mut *lock(&grades));
+    records.extend(committed[records.len()..].iter().map(|c| unanswered(c, &ending)));
+    Ok((records, ending, stderr))
+}
+
+/// A scale file's run may take one more `--timeout` per this many elements of its records' tensors.
+const ELEMENTS_PER_TIMEOUT: u64 = 1 << 22;
+
+/// A scale file's timeout: `timeout` once, and once more per [`ELEMENTS_PER_TIMEOUT`] elements of
+/// its records' tensors written out.
+fn scale_timeout(committed: &[Sent], timeout: Duration) -> Duration {
+    let elements: u64 = committed.iter().map(|c| written_elements(&c.record)).sum();
+    let extra = u32::try_from(elements / ELEMENTS_PER_TIMEOUT).unwrap_or(u32::MAX);
+    timeout.saturating_mul(extra.saturating_add(1))
+}
+
+/// The elements a scale record's answer writes out, by its committed shapes: every decode's inputs
+/// (echoed) and outputs.
+fn written_elements(c: &Value) -> u64 {
+    let decodes = c["decodes"].as_array().into_iter().flatten();
+    decodes
+        .flat_map(|d| {
+            let outputs = d.pointer("/expect/outputs").and_then(Value::as_array);
+            d["inputs"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .chain(outputs.into_iter().flatten())
+        })
+        .map(|t| {
+            let dims = t["shape"].as_array().into_iter().flatten();
+            dims.map(|d| d.as_str().and_then(|d| d.parse().ok()).unwrap_or(0))
+                .fold(1u64, u64::saturating_mul)
+        })
+        .fold(0, u64::saturating_add)
+}
+
+/// The most bytes a scale record's answer line may take: 24 per element written out (a quoted
+/// 64-bit integer and its comma), twice the committed record, and 1 MiB. The rest of a longer line
+/// is read and dropped, so that a runaway implementation never grows the grader.
+fn allowance(c: &Value) -> usize {
+    let bytes = 24u64
+        .saturating_mul(written_elements(c))
+        .saturating_add(2 * c.to_string().len() as u64 + (1 << 20));
+    usize::try_from(bytes).unwrap_or(usize::MAX)
+}
+
+/// Writes each record's request, its recipes expanded as they are written, one record at a time.
+/// Stops quietly when the implementation stops reading (its failure, graded as such); fails on a
+/// record that does not expand, a suite bug.
+fn write_expanded(committed: &[Sent], stdin: ChildStdin) -> Result<(), String> {
+    let mut w = BufWriter::new(stdin);
+    for c in committed {
+        // The stripped record's expansion: `write_expanded` drops the computed fields.
+        match recipe::write_expanded(&c.record, c.how.profiles_given, &mut w).and_then(|_| w.flush()) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+                return Err(format!("record {}: {e}", record_id(&c.record)));
+            }
+            Err(_) => break,
+        }
+    }
+    Ok(())
+}
+
+/// Grades each answer line as it arrives, keeping only the grades; past the last record's answer,
+/// reads on and keeps nothing, so that the implementation never blocks on a full pipe.
+fn read_answers(committed: &[Sent], stdout: Pipe, grades: &Mutex<Vec<Graded>>) {
+    let mut stdout = BufReader::new(stdout);
+    for c in committed {
+        let cap = allowance(&c.record);
+        let Some((line, whole)) = read_line(&mut stdout, cap) else {
+            return;
+        };
+        let g = if whole {
+            grade_scale_answer(c, &line)
+        } else {
+            let d = Diff {
+                path: "(line)".into(),
+                committed: format!("a line of at most {cap} bytes"),
+                received: "a longer line (the rest was not read)".into(),
+            };
+            failed_whole(c, Outcome::Failed(vec![d]))
+        };
+        lock(grades).push(g);
+    }
+    let _ = std::io::copy(&mut stdout, &mut std::io::sink());
+}
+
+/// The next line, without its line feed, and whether it was whole: a line longer than `cap` bytes
+/// is read to its end and dropped. `None` at the end of the output.
+fn read_line(r: &mut impl BufRead, cap: usize) -> Option<(Vec<u8>, bool)> {
+    let mut line = Vec::new();
+    // One byte past the cap tells a longer line.
+    let n = r.take(cap as u64 + 1).read_until(b'\n', &mut line).ok()?;
+    if n == 0 {
+        return None;
+    }
+    if line.last() == Some(&b'\n') {
+        line.pop();
+    } else if line.len() > cap {
+        let _ = r.skip_until(b'\n');
+        return Some((Vec::new(), false));
+    }
+    Some((line, true))
+}
+
+/// Grades one scale answer as [`grade_answer`] does, its `data` arrays never parsed into JSON
+/// values ([`arrays::split`]).
+fn grade_scale_answer(c: &Sent, line: &[u8]) -> Graded {
+    match arrays::split(line) {
+        Ok(split) => {
+            // Folded once, before each target's fields are picked out.
+            let mut r = split.skeleton.clone();
+            let written = fold(&c.record, &mut r, &split);
+            grade_value(c, &r, |mine, theirs| {
+                scale_differences(&c.record, mine, theirs, &written)
+            })
+        }
+        Err(e) => not_json(c, &String::from_utf8_lossy(&line[..line.len().min(480)]), e),
+    }
+}
+
+/// A tensor of an answer as the implementation wrote it, kept until its record is compared.
+struct Written<'a> {
+    /// Its path in the record, as a diff names it: `decodes[0].expect.outputs[1]`.
+    path: String,
+    /// The same, as a JSON pointer.
+    pointer: String,
+    shape: [u64; 3],
+    data: &'a [u8],
+}
+
+/// A target's fields of a scale answer (`theirs`, folded back into the record's form by [`fold`]:
+/// an input echo that is its recipe written out becomes the recipe, an output its digest) against
+/// the record's (`mine`), field by field; a tensor that differs is diffed element by element
+/// against the checker's, computed only then.
+fn scale_differences(record: &Value, mine: &Value, theirs: &Value, written: &[Written]) -> Vec<Diff> {
+    let mut d = Vec::new();
+    diff(mine, theirs, "", LIMIT, &mut d);
+    let differing: Vec<&Written> = written
+        .iter()
+        .filter(|w| d.iter().any(|x| under(&x.path, &w.path)))
+        .collect();
+    if differing.is_empty() {
+        d
+    } else {
+        element_diffs(record, d, &differing)
+    }
+}
+
+/// Whether a diff's path lies in the tensor at `tensor`.
+fn under(path: &str, tensor: &str) -> bool {
+    path.strip_prefix(tensor)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
+}
+
+/// Folds an answer's written-out tensors into the record's form in place; returns each folded
+/// tensor as written (an input echo only when it is not its recipe written out).
+fn fold<'a>(c: &Value, r: &mut Value, split: &arrays::Split<'a>) -> Vec<Written<'a>> {
+    let mut written = Vec::new();
+    let decodes = r.get_mut("decodes").and_then(Value::as_array_mut);
+    for (i, d) in decodes.into_iter().flatten().enumerate() {
+        let inputs = d.get_mut("inputs").and_then(Value::as_array_mut);
+        for (k, t) in inputs.into_iter().flatten().enumerate() {
+            let recipe = &c["decodes"][i]["inputs"][k];
+            let path = format!("decodes[{i}].inputs[{k}]");
+            if echoes(recipe, t, split) {
+                *t = recipe.clone();
+            } else if let Some(w) = compacted(t, split, path, format!("/decodes/{i}/inputs/{k}")) {
+                written.push(w);
+            }
+        }
+        let outputs = d.pointer_mut("/expect/outputs").and_then(Value::as_array_mut);
+        for (k, t) in outputs.into_iter().flatten().enumerate() {
+            let path = format!("decodes[{i}].expect.outputs[{k}]");
+            written.extend(compacted(t, split, path, format!("/decodes/{i}/expect/outputs/{k}")));
+        }
+    }
+    written
+}
+
+/// The shape and `data` bytes of a written-out tensor of the skeleton.
+fn tensor_parts<'a>(t: &Value, split: &arrays::Split<'a>) -> Result<([u64; 3], &'a [u8]), String> {
+    let o = t
+        .as_object()
+        .filter(|o| o.len() == 2)
+        .ok_or("not a tensor {\"data\", \"shape\"}")?;
+    let data = split.data(t).ok_or("data: not an array of integer strings")?;
+    let dims: Vec<u64> = o["shape"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|d| d.as_str().and_then(wai_checker::canon::parse_u64))
+        .collect::<Option<_>>()
+        .ok_or("shape: not canonical integers")?;
+    let shape: [u64; 3] = dims.try_into().map_err(|_| "shape: not three dimensions")?;
+    Ok((shape, data))
+}
+
+/// Replaces a written-out tensor by its digest form (or, when it is no tensor, by why) and returns
+/// it as written, when it is a tensor.
+fn compacted<'a>(t: &mut Value, split: &arrays::Split<'a>, path: String, pointer: String) -> Option<Written<'a>> {
+    let parts = tensor_parts(t, split);
+    let form = parts
+        .clone()
+        .and_then(|(shape, data)| recipe::compact_data(shape, data))
+        .unwrap_or_else(|e| Value::String(format!("not a tensor: {e}")));
+    *t = form;
+    let (shape, data) = parts.ok()?;
+    Some(Written {
+        path,
+        pointer,
+        shape,
+        data,
+    })
+}
+
+/// Whether a received input is the committed recipe written out, element by element (the
+/// expansion itself is never formed).
+fn echoes(recipe: &Value, received: &Value, split: &arrays::Split) -> bool {
+    let Ok(t) = recipe::RecipeTensor::read(recipe, "input") else {
+        return false;
+    };
+    matches!(tensor_parts(received, split), Ok((shape, data)) if shape == t.shape && recipe::echoes_data(&t, data))
+}
+
+/// `d` with the differences in each differing tensor replaced by its first differing elements
+/// against the checker's expected tensor (the record's expansion, filled by the checker), with
+/// their `(c, y, x)`. An expected output whose digest is not the committed one is a suite bug, said
+/// loudly.
+fn element_diffs(c: &Value, d: Vec<Diff>, differing: &[&Written]) -> Vec<Diff> {
+    let line = match expected(c) {
+        Ok(line) => line,
+        Err(e) => {
+            let mut d = d;
+            d.push(Diff {
+                path: "(expected tensors)".into(),
+                committed: format!("the checker could not fill the expanded record: {e}"),
+                received: String::new(),
+            });
+            return d;
+        }
+    };
+    let expected = match arrays::split(line.as_bytes()) {
+        Ok(e) => e,
+        Err(e) => {
+            return vec![bug(
+                c,
+                "(expected tensors)",
+                format!("the checker's line is not JSON: {e}"),
+            )];
+        }
+    };
+    let mut out = Vec::new();
+    let mut done: Vec<&str> = Vec::new();
+    for x in d {
+        let w = differing.iter().find(|w| under(&x.path, &w.path));
+        let e = w.and_then(|w| {
+            expected
+                .skeleton
+                .pointer(&w.pointer)
+                .map(|e| (w, tensor_parts(e, &expected)))
+        });
+        match e {
+            None => out.push(x),
+            Some((w, _)) if done.contains(&w.path.as_str()) => {}
+            Some((w, Err(e))) => out.push(bug(c, &w.path, format!("the checker's tensor: {e}"))),
+            Some((w, Ok((shape, data)))) => {
+                done.push(&w.path);
+                suite_bug(c, w, shape, data, &mut out);
+                elements_differing(w, shape, data, &mut out);
+            }
+        }
+    }
+    out
+}
+
+/// The first elements of a written tensor that differ from the expected one, with their `(c, y, x)`.
+fn elements_differing(w: &Written, shape: [u64; 3], expected: &[u8], out: &mut Vec<Diff>) {
+    if w.shape != shape {
+        let dims = |s: [u64; 3]| format!("{s:?}");
+        return out_push(out, LIMIT, format!("{}.shape", w.path), dims(shape), dims(w.shape));
+    }
+    let dims = shape.map(|d| d as usize);
+    let mut received = recipe::data_elements(w.data);
+    // Past the limit the rest is only counted, for the report's "… more not shown".
+    let mut more = 0;
+    for (i, e) in recipe::data_elements(expected).enumerate() {
+        let (e, r) = (e.unwrap_or_default(), received.next());
+        let r = match r {
+            Some(Ok(r)) if r == e => continue,
+            Some(Ok(r)) => format!("{r:?}"),
+            Some(Err(why)) => why,
+            None => "(absent)".into(),
+        };
+        if out.len() >= LIMIT {
+            more += 1;
+            continue;
+        }
+        let path = format!("{}.data[{i}] (c, y, x) = {}", w.path, position(i, &dims));
+        out_push(out, LIMIT, path, format!("{e:?}"), r);
+    }
+    more_elements(out, &format!("{}.data", w.path), more);
+}
+
+/// The checker's answer to a record's expanded request: every tensor written out.
+fn expected(c: &Value) -> Result<String, String> {
+    use wai_checker::fill::fill_line;
+    use wai_checker::request::LineError;
+    let mut request = Vec::new();
+    recipe::write_expanded(c, false, &mut request).map_err(|e| e.to_string())?;
+    fill_line(String::from_utf8_lossy(&request).trim_end()).map_err(|e| match e {
+        LineError::Bad(m) | LineError::Bug(m) => m,
+    })
+}
+
+/// A suite bug's difference, printed too: the checker and the suite disagree.
+fn bug(c: &Value, path: &str, what: String) -> Diff {
+    eprintln!("grade: SUITE BUG: record {}: {path}: {what}", record_id(c));
+    Diff {
+        path: format!("{path} (SUITE BUG)"),
+        committed: what,
+        received: String::new(),
+    }
+}
+
+/// Notes (and prints) an expected output that does not match the committed digest: the checker and
+/// the suite disagree, so the suite or the checker has a bug.
+fn suite_bug(c: &Value, w: &Written, shape: [u64; 3], data: &[u8], out: &mut Vec<Diff>) {
+    // Outputs only: an input's recipe has no digest to disagree with.
+    let Some(committed) = c.pointer(&w.pointer).filter(|_| w.pointer.contains("/expect/")) else {
+        return;
+    };
+    let form = recipe::compact_data(shape, data).unwrap_or_else(Value::String);
+    if form != *committed {
+        let d = Diff {
+            path: format!(
+                "{} (SUITE BUG: the checker's expected tensor is not the committed one)",
+                w.path
+            ),
+            committed: short(committed),
+            received: format!("the checker's {}", short(&form)),
+        };
+        eprintln!(
+            "grade: SUITE BUG: record {}: {}: committed {} vs the checker's {}",
+            record_id(c),
+            w.path,
+            d.committed,
+            d.received
+        );
+        out.push(d);
+    }
+}
