@@ -840,7 +840,9 @@ pub const FAULTS: &[Fault] = &[
 macro_rules! fault {
     ($name:literal, $right:expr, $wrong:expr $(,)?) => {{
         const _: () = assert!($crate::mutants::listed($name), concat!("no fault is named ", $name));
-        if $crate::mutants::active($name) { $wrong } else { $right }
+        // Asked once per site, so that a site in an inner loop costs a load.
+        static ON: std::sync::LazyLock<bool> = std::sync::LazyLock::new(|| $crate::mutants::active($name));
+        if *ON { $wrong } else { $right }
     }};
 }
 
