@@ -917,17 +917,16 @@ mod tests {
             .filter(|l| !l.trim_start().starts_with("//"))
             .flat_map(|l| [l, "\n"])
             .collect();
+        assert!(
+            file.ends_with("src/mutants.rs") || !code.contains("mutants::active("),
+            "{file}: a fault switched by `active` outside `fault!`"
+        );
         let site = |piece: &str| {
             let name = piece.trim_start().strip_prefix('"');
             let name = name.and_then(|n| n.split_once('"')).map(|(n, _)| n.to_string());
             name.unwrap_or_else(|| panic!("{file}: a `fault!` site whose first argument is not its name"))
         };
-        // While sites move to `fault!`, the old form counts too.
-        let old = code
-            .split("mutants::active(\"")
-            .skip(1)
-            .map(|p| p.split('"').next().unwrap().to_string());
-        code.split(SITE).skip(1).map(site).chain(old).collect()
+        code.split(SITE).skip(1).map(site).collect()
     }
 
     /// Every fault named at a site in the checker's sources.

@@ -23,15 +23,15 @@ fn sites() -> BTreeSet<String> {
             .filter(|l| !l.trim_start().starts_with("//"))
             .flat_map(|l| [l, "\n"])
             .collect();
+        assert!(
+            file == "mutants.rs" || !code.contains("mutants::active("),
+            "{file}: a fault switched by `active` outside `fault!`"
+        );
         for piece in code.split("fault!(").skip(1) {
             let name = piece.trim_start().strip_prefix('"').and_then(|n| n.split_once('"'));
             let (name, _) =
                 name.unwrap_or_else(|| panic!("{file}: a `fault!` site whose first argument is not its name"));
             out.insert(name.to_string());
-        }
-        // While sites move to `fault!`, the old form counts too.
-        for piece in code.split("mutants::active(\"").skip(1) {
-            out.insert(piece.split('"').next().unwrap().to_string());
         }
     }
     out
