@@ -1,7 +1,7 @@
 //! Deliberate faults: the mutation audit's catalogue (`cargo xtask mutants`, docs/mutation-audit.md)
 //! and the grader's own tests (`xtask/tests/grade.rs`). Each turns the checker into a realistic wrong
 //! implementation of one rule of the spec, at the point where the checker applies that rule
-//! (a [`fault!`] site, which names the fault). They exist only in a build with the `mutants` feature,
+//! (a `fault!` site, which names the fault). They exist only in a build with the `mutants` feature,
 //! and act only when `WAI_MUTANT` names one of them; in every other build a site is the right
 //! expression alone and the wrong one is never compiled.
 //!
@@ -855,7 +855,7 @@ macro_rules! fault {
     }};
 }
 
-/// Whether `name` is in [`CATALOGUE`] or [`FAULTS`] (for [`fault!`]'s check as the crate compiles).
+/// Whether `name` is in [`CATALOGUE`] or [`FAULTS`] (for `fault!`'s check as the crate compiles).
 pub const fn listed(name: &str) -> bool {
     const fn same(a: &str, b: &str) -> bool {
         let (a, b) = (a.as_bytes(), b.as_bytes());
@@ -907,7 +907,7 @@ mod tests {
     use std::collections::BTreeSet;
     use std::path::Path;
 
-    /// The fault named at each [`fault!`] site of one source, comment lines apart. Strict: a site
+    /// The fault named at each `fault!` site of one source, comment lines apart. Strict: a site
     /// must name its fault by a string literal, and no source but this one calls [`active`].
     fn sites(file: &str, text: &str) -> Vec<String> {
         // Spelt in two so that this scanner is no site itself.
