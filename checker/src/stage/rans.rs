@@ -138,7 +138,7 @@ impl Coder<'_> {
 /// §5E's value for an escape's `raw`: `−⌊raw/2⌋ − 1` when odd, `⌊raw/2⌋ + (n − 2)` when even.
 fn escape_value(raw: u64, n: usize) -> i64 {
     let half = (raw / 2) as i64;
-    let negative = fault!("rans-escape-parity-swapped", raw % 2 == 1, raw % 2 == 0);
+    let negative = fault!("rans-escape-parity-swapped", raw % 2 == 1, raw % 2 != 1);
     if negative { -half - 1 } else { half + (n as i64 - 2) }
 }
 
