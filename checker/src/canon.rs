@@ -87,10 +87,7 @@ fn write_into(v: &J, out: &mut String) -> Result<(), String> {
                     return Err(format!("duplicate key {:?}", pair[0].0));
                 }
             }
-            if crate::mutants::active("certificate-key-order") && sorted.iter().any(|m| m.0 == "verdict") {
-                let n = sorted.len();
-                sorted.swap(n - 2, n - 1);
-            }
+            fault!("certificate-key-order", (), last_two_swapped(&mut sorted));
             out.push('{');
             for (i, (k, item)) in sorted.into_iter().enumerate() {
                 if i > 0 {
@@ -104,6 +101,16 @@ fn write_into(v: &J, out: &mut String) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// `certificate-key-order`: a certificate (an object with a `verdict`) with its last two members
+/// in the wrong order.
+#[cfg(feature = "mutants")]
+fn last_two_swapped(sorted: &mut [&(String, J)]) {
+    if sorted.iter().any(|m| m.0 == "verdict") {
+        let n = sorted.len();
+        sorted.swap(n - 2, n - 1);
+    }
 }
 
 /// A request integer: exact when it fits i128, otherwise only its side (§4 applies policies by

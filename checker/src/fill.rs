@@ -242,14 +242,35 @@ pub fn fill_line(line: &str) -> Result<String, LineError> {
 /// `err` as `line N: <field>: <what is wrong>`. Every line ends with a line feed; a last line without
 /// one is read as well.
 pub fn fill(input: &[u8], out: &mut String, err: &mut dyn FnMut(String)) -> usize {
-    crate::request::fill_lines(input, out, err, &|line| match line {
-        _ if crate::mutants::active("crash-on-stage") && line.contains("\"op\"") => std::process::exit(3),
-        _ if crate::mutants::active("hang-on-cis2") && line.contains("\"fn\"") => loop {
-            std::thread::sleep(std::time::Duration::from_secs(3600));
-        },
-        _ if crate::mutants::active("garbage-on-dequant") && line.contains("\"buffers\"") => {
-            Ok("garbage, not a record".to_string())
-        }
-        _ => fill_line(line),
+    crate::request::fill_lines(input, out, err, &|line| {
+        fault!("crash-on-stage", (), crash_on(line, "\"op\""));
+        fault!("hang-on-cis2", (), hang_on(line, "\"fn\""));
+        fault!("garbage-on-dequant", fill_line(line), garbage_on(line, "\"buffers\""))
     })
+}
+
+/// `crash-on-stage`: the process exits at a line holding `key` (a stage request's).
+#[cfg(feature = "mutants")]
+fn crash_on(line: &str, key: &str) {
+    if line.contains(key) {
+        std::process::exit(3);
+    }
+}
+
+/// `hang-on-cis2`: the process sleeps forever at a line holding `key` (a CIS-2 ops request's).
+#[cfg(feature = "mutants")]
+fn hang_on(line: &str, key: &str) {
+    while line.contains(key) {
+        std::thread::sleep(std::time::Duration::from_secs(3600));
+    }
+}
+
+/// `garbage-on-dequant`: a line that is not JSON for a line holding `key` (a DetessDequant
+/// request's), else the record.
+#[cfg(feature = "mutants")]
+fn garbage_on(line: &str, key: &str) -> Result<String, LineError> {
+    if line.contains(key) {
+        return Ok("garbage, not a record".to_string());
+    }
+    fill_line(line)
 }

@@ -54,6 +54,10 @@
 //!   `WHG1` bytes are written by the checker's own writer (`whg1::write`), with every count
 //!   checked against its field first.
 
+// First, so that its `fault!` is in scope in every module after it.
+#[macro_use]
+pub mod mutants;
+
 pub mod bounds;
 pub mod canon;
 pub mod certify;
@@ -62,7 +66,6 @@ pub mod dequant;
 pub mod explain;
 pub mod fill;
 pub mod lower;
-pub mod mutants;
 pub mod num;
 pub mod ops;
 pub mod plan;

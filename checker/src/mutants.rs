@@ -1,9 +1,9 @@
 //! Deliberate faults: the mutation audit's catalogue (`cargo xtask mutants`, docs/mutation-audit.md)
 //! and the grader's own tests (`xtask/tests/grade.rs`). Each turns the checker into a realistic wrong
 //! implementation of one rule of the spec, at the point where the checker applies that rule
-//! (an `if` on [`active`] with the fault's name). They exist only in a build with the `mutants` feature, and
-//! act only when `WAI_MUTANT` names one of them; in every other build [`active`] is the constant
-//! `false` and the compiler removes them.
+//! (a `fault!` site, which names the fault). They exist only in a build with the `mutants` feature,
+//! and act only when `WAI_MUTANT` names one of them; in every other build a site is the right
+//! expression alone and the wrong one is never compiled.
 //!
 //! [`CATALOGUE`] lists every fault once, with the clause it breaks. A fault the committed vectors
 //! cannot catch because it computes the same integers on every input the spec allows is marked
@@ -13,8 +13,6 @@
 //! implementation faults, which read every clause right but compute it the way a real int8/int16
 //! kernel goes wrong (a 32-bit accumulator, a `float32` requantisation, a dropped tail). They show
 //! which tier of the tree catches such a kernel (`cargo xtask faults`, docs/scale.md).
-
-use std::sync::OnceLock;
 
 /// One fault of the catalogue.
 pub struct Mutant {
@@ -832,16 +830,75 @@ pub const FAULTS: &[Fault] = &[
     },
 ];
 
-/// Whether the named fault is on.
-pub fn active(name: &str) -> bool {
-    static CHOSEN: OnceLock<Option<String>> = OnceLock::new();
-    cfg!(feature = "mutants") && {
-        debug_assert!(
-            CATALOGUE.iter().any(|m| m.name == name) || FAULTS.iter().any(|f| f.name == name),
-            "{name} is neither in the catalogue nor an implementation fault"
-        );
-        CHOSEN.get_or_init(|| std::env::var("WAI_MUTANT").ok()).as_deref() == Some(name)
+/// A fault's site: `fault!(name, right, wrong)` is the expression `right`, the rule as the spec
+/// states it, except in a build with the `mutants` feature while `WAI_MUTANT` names the fault, when it
+/// is `wrong`. Without the feature it is `right` alone: `wrong` is never compiled, so a function that
+/// only a wrong expression calls is `#[cfg(feature = "mutants")]`. In every build `name` is checked
+/// against [`CATALOGUE`] and [`FAULTS`] as the crate compiles. Exported crate-wide (`#[macro_use]`
+/// in lib.rs); the tests hold the tables to the names at these sites, the only callers of [`active`].
+#[cfg(feature = "mutants")]
+macro_rules! fault {
+    ($name:literal, $right:expr, $wrong:expr $(,)?) => {{
+        const _: () = assert!($crate::mutants::listed($name), concat!("no fault is named ", $name));
+        // Asked once per site, so that a site in an inner loop costs a load.
+        static ON: std::sync::LazyLock<bool> = std::sync::LazyLock::new(|| $crate::mutants::active($name));
+        if *ON { $wrong } else { $right }
+    }};
+}
+
+/// A fault's site without the `mutants` feature: the right expression alone.
+#[cfg(not(feature = "mutants"))]
+macro_rules! fault {
+    ($name:literal, $right:expr, $wrong:expr $(,)?) => {{
+        const _: () = assert!($crate::mutants::listed($name), concat!("no fault is named ", $name));
+        $right
+    }};
+}
+
+/// Whether `name` is in [`CATALOGUE`] or [`FAULTS`] (for `fault!`'s check as the crate compiles).
+pub const fn listed(name: &str) -> bool {
+    const fn same(a: &str, b: &str) -> bool {
+        let (a, b) = (a.as_bytes(), b.as_bytes());
+        if a.len() != b.len() {
+            return false;
+        }
+        let mut i = 0;
+        while i < a.len() {
+            if a[i] != b[i] {
+                return false;
+            }
+            i += 1;
+        }
+        true
     }
+    let mut i = 0;
+    while i < CATALOGUE.len() {
+        if same(CATALOGUE[i].name, name) {
+            return true;
+        }
+        i += 1;
+    }
+    let mut i = 0;
+    while i < FAULTS.len() {
+        if same(FAULTS[i].name, name) {
+            return true;
+        }
+        i += 1;
+    }
+    false
+}
+
+/// Whether the named fault is on: in a `mutants` build, when `WAI_MUTANT` names it.
+#[cfg(feature = "mutants")]
+pub fn active(name: &str) -> bool {
+    static CHOSEN: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    CHOSEN.get_or_init(|| std::env::var("WAI_MUTANT").ok()).as_deref() == Some(name)
+}
+
+/// Whether the named fault is on: never, without the `mutants` feature.
+#[cfg(not(feature = "mutants"))]
+pub const fn active(_name: &str) -> bool {
+    false
 }
 
 #[cfg(test)]
@@ -850,7 +907,29 @@ mod tests {
     use std::collections::BTreeSet;
     use std::path::Path;
 
-    /// Every name passed to `active` in the checker's sources.
+    /// The fault named at each `fault!` site of one source, comment lines apart. Strict: a site
+    /// must name its fault by a string literal, and no source but this one calls [`active`].
+    fn sites(file: &str, text: &str) -> Vec<String> {
+        // Spelt in two so that this scanner is no site itself.
+        const SITE: &str = concat!("fault", "!(");
+        let code: String = text
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("//"))
+            .flat_map(|l| [l, "\n"])
+            .collect();
+        assert!(
+            file.ends_with("src/mutants.rs") || !code.contains("mutants::active("),
+            "{file}: a fault switched by `active` outside `fault!`"
+        );
+        let site = |piece: &str| {
+            let name = piece.trim_start().strip_prefix('"');
+            let name = name.and_then(|n| n.split_once('"')).map(|(n, _)| n.to_string());
+            name.unwrap_or_else(|| panic!("{file}: a `fault!` site whose first argument is not its name"))
+        };
+        code.split(SITE).skip(1).map(site).collect()
+    }
+
+    /// Every fault named at a site in the checker's sources.
     fn used() -> BTreeSet<String> {
         fn walk(dir: &Path, out: &mut BTreeSet<String>) {
             for e in std::fs::read_dir(dir).unwrap().flatten() {
@@ -859,9 +938,7 @@ mod tests {
                     walk(&p, out);
                 } else if p.extension().is_some_and(|x| x == "rs") {
                     let text = std::fs::read_to_string(&p).unwrap();
-                    for piece in text.split("mutants::active(\"").skip(1) {
-                        out.insert(piece.split('"').next().unwrap().to_string());
-                    }
+                    out.extend(sites(&p.display().to_string(), &text));
                 }
             }
         }

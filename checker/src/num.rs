@@ -14,10 +14,7 @@ pub enum Round {
 /// `⌊p / 2^s⌋` for `s ≤ 127`: an arithmetic shift.
 pub fn floor_shr(p: i128, s: u32) -> i128 {
     debug_assert!(s <= 127);
-    if p < 0 && crate::mutants::active("floor-truncates") {
-        return -((-p) >> s);
-    }
-    p >> s
+    fault!("floor-truncates", p >> s, if p < 0 { -((-p) >> s) } else { p >> s })
 }
 
 /// `⌊p / 2^s⌋` for an i64 `p` and `s ≤ 63`.
@@ -29,11 +26,7 @@ pub fn floor_shr64(p: i64, s: u32) -> i64 {
 /// `R_round(p, s)` (§2) for `s ≤ 127`. The low `s` bits of `p` are its remainder mod `2^s`.
 pub fn r_round(p: i128, s: u32, round: Round) -> Option<i128> {
     // §6: a fabric whose shift takes its amount modulo the register width.
-    let s = if crate::mutants::active("shift-mod-64") {
-        s % 64
-    } else {
-        s
-    };
+    let s = fault!("shift-mod-64", s, s % 64);
     if s == 0 {
         return Some(p);
     }
@@ -44,11 +37,12 @@ pub fn r_round(p: i128, s: u32, round: Round) -> Option<i128> {
     let up = match round {
         Round::Floor => false,
         // ⌊(p + h) / 2^s⌋ is q + 1 exactly when r + h reaches 2^s, that is r ≥ h.
-        Round::HalfUp if crate::mutants::active("half-up-away-from-zero") => r > h || (r == h && p >= 0),
-        Round::HalfUp => r >= h,
-        Round::HalfEven if crate::mutants::active("half-even-up") => r >= h,
-        Round::HalfEven if crate::mutants::active("half-even-ties-down") => r > h,
-        Round::HalfEven => r > h || (r == h && q & 1 == 1),
+        Round::HalfUp => fault!("half-up-away-from-zero", r >= h, r > h || (r == h && p >= 0)),
+        // A tie (r = h) goes to the even neighbour: up when q is odd.
+        Round::HalfEven => {
+            let odd = fault!("half-even-ties-down", q & 1 == 1, false);
+            r > h || (r == h && fault!("half-even-up", odd, true))
+        }
     };
     if up { q.checked_add(1) } else { Some(q) }
 }
@@ -75,28 +69,23 @@ pub fn exp_neg_q16(x: i64) -> Option<i64> {
     let u = x.checked_neg()?; // exp.negx
     let n = u / 45426; // u ≥ 0, so this is the floor
     // Equivalent when the cutoff is 64: at n = 63, y < 2^17 gives ⌊y / 2^63⌋ = 0 as well.
-    if n >= if crate::mutants::active("exp-cutoff-64") {
-        64
-    } else {
-        63
-    } {
+    if n >= fault!("exp-cutoff-64", 63, 64) {
         return Some(0);
     }
     let g = 45426 * n; // exp.nl
     let r = x + g; // in (−45426, 0]
     let t = r + 88670;
     let t2 = t * t; // exp.t2 ≤ 88670² < 2^33
-    let q = if crate::mutants::active("exp-square-rounded") {
-        (t2 + (1 << 15)) >> 16
-    } else {
-        t2 >> 16
-    };
+    let q = fault!("exp-square-rounded", t2 >> 16, (t2 + (1 << 15)) >> 16);
     let c = 23495 * q; // exp.c
     let y = (c >> 16) + 22544;
-    if crate::mutants::active("exp-result-rounded") && n >= 1 {
-        return Some((y + (1 << (n - 1))) >> n);
-    }
-    Some(y >> n)
+    Some(fault!("exp-result-rounded", y >> n, half_up_shr(y, n)))
+}
+
+/// `exp-result-rounded`: `y / 2^n` rounded half up.
+#[cfg(feature = "mutants")]
+fn half_up_shr(y: i64, n: i64) -> i64 {
+    if n >= 1 { (y + (1 << (n - 1))) >> n } else { y >> n }
 }
 
 /// `rsqrt_q16(v)` (§2), for `v ≥ 0`.
@@ -104,19 +93,19 @@ pub fn rsqrt_q16(v: i128) -> Option<i64> {
     if v < 0 {
         return None;
     }
-    let mut r = isqrt_u128(v as u128);
-    if crate::mutants::active("rsqrt-root-ceil") && r * r < v as u128 {
-        r += 1;
-    }
+    let r = fault!("rsqrt-root-ceil", isqrt_u128(v as u128), isqrt_ceil(v as u128));
     if r == 0 {
         // Equivalent when 0 gives 2^32: every caller has v ≥ 1 (§2).
-        return Some(if crate::mutants::active("rsqrt-zero-as-one") {
-            1 << 32
-        } else {
-            0
-        });
+        return Some(fault!("rsqrt-zero-as-one", 0, 1 << 32));
     }
     i64::try_from((1u128 << 32) / r).ok()
+}
+
+/// `rsqrt-root-ceil`: the smallest `r` with `r² ≥ n`.
+#[cfg(feature = "mutants")]
+fn isqrt_ceil(n: u128) -> u128 {
+    let r = isqrt_u128(n);
+    if r * r < n { r + 1 } else { r }
 }
 
 #[cfg(test)]

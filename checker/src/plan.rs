@@ -160,19 +160,29 @@ fn crop_side(start: Operand, len: Operand, s: u64, when: When, g: &Graph) -> Res
             // The smallest start and the largest length within the input.
             let s0 = match start {
                 Operand::Const(c) => i128::from(c),
-                Operand::Scalar(k) if crate::mutants::active("plan-crop-load-start-lo") => i128::from(g.scalars[k].lo),
-                Operand::Scalar(_) => 0,
+                Operand::Scalar(_) => fault!("plan-crop-load-start-lo", 0, range_lo(g, start)),
             };
             let l = match len {
                 Operand::Const(c) => i128::from(c),
-                Operand::Scalar(k) if crate::mutants::active("plan-crop-load-len-hi") => i128::from(g.scalars[k].hi),
-                Operand::Scalar(k) => i128::from(g.scalars[k].hi).min(s - s0),
+                Operand::Scalar(k) => {
+                    let hi = i128::from(g.scalars[k].hi);
+                    fault!("plan-crop-load-len-hi", hi.min(s - s0), hi)
+                }
             };
             (s0, l)
         }
     };
     rule(s0 >= 0 && l >= 1 && s0 + l <= s)?;
     Ok((s0 as u64, l as u64))
+}
+
+/// `plan-crop-load-start-lo`: a scalar operand's range's `lo`.
+#[cfg(feature = "mutants")]
+fn range_lo(g: &Graph, o: Operand) -> i128 {
+    match o {
+        Operand::Const(c) => i128::from(c),
+        Operand::Scalar(k) => i128::from(g.scalars[k].lo),
+    }
 }
 
 /// The output shapes of one operator on its input shapes (§4 run step 3, §5), without the
@@ -185,14 +195,7 @@ pub fn plan_op(g: &Graph, op: &Op, ins: &[Shape], when: When) -> Result<Vec<Shap
             let hp = cap(x.h.checked_add(2 * u64::from(p.ph)))?;
             let wp = cap(x.w.checked_add(2 * u64::from(p.pw)))?;
             rule(hp >= u64::from(p.kh) && wp >= u64::from(p.kw))?;
-            let ceil = crate::mutants::active("plan-conv-out-ceil");
-            let out = |n: u64, s: u32| {
-                if ceil {
-                    n.div_ceil(u64::from(s)) + 1
-                } else {
-                    n / u64::from(s) + 1
-                }
-            };
+            let out = |n: u64, s: u32| fault!("plan-conv-out-ceil", n / u64::from(s), n.div_ceil(u64::from(s))) + 1;
             let ho = out(hp - u64::from(p.kh), p.sh);
             let wo = out(wp - u64::from(p.kw), p.sw);
             same(Shape {
@@ -208,11 +211,7 @@ pub fn plan_op(g: &Graph, op: &Op, ins: &[Shape], when: When) -> Result<Vec<Shap
                     .checked_add(u64::from(k))?
                     .checked_add(u64::from(op_))
             };
-            let (oph, opw) = if crate::mutants::active("plan-convt-out-pad-ignored") {
-                (0, 0)
-            } else {
-                (p.oph, p.opw)
-            };
+            let (oph, opw) = fault!("plan-convt-out-pad-ignored", (p.oph, p.opw), (0, 0));
             let (uh, uw) = (side(x.h, p.sh, p.kh, oph), side(x.w, p.sw, p.kw, opw));
             let caps = || -> Result<(u64, u64), Stop> {
                 let (uh, uw) = (cap(uh)?, cap(uw)?);
@@ -220,18 +219,11 @@ pub fn plan_op(g: &Graph, op: &Op, ins: &[Shape], when: When) -> Result<Vec<Shap
                 Ok((uh, uw))
             };
             // §4: the uncropped sizes are checked before the shape rule.
-            let late = crate::mutants::active("plan-convt-caps-after-shape");
-            let (uh, uw) = if late {
-                (uh.unwrap_or(u64::MAX), uw.unwrap_or(u64::MAX))
-            } else {
-                caps()?
-            };
+            let (uh, uw) = fault!("plan-convt-caps-after-shape", caps()?, unchecked(uh, uw));
             let ho = i128::from(uh) - 2 * i128::from(p.ph);
             let wo = i128::from(uw) - 2 * i128::from(p.pw);
             rule(ho >= 1 && wo >= 1)?;
-            if late {
-                caps()?;
-            }
+            fault!("plan-convt-caps-after-shape", (), caps().map(|_| ())?);
             same(Shape {
                 c: u64::from(p.cout),
                 h: ho as u64,
@@ -266,8 +258,8 @@ pub fn plan_op(g: &Graph, op: &Op, ins: &[Shape], when: When) -> Result<Vec<Shap
         }
         OpKind::PixelUnshuffle(r) => {
             let r = u64::from(*r);
-            let unchecked = crate::mutants::active("plan-unshuffle-divisibility-unchecked");
-            rule(unchecked || (x.h.is_multiple_of(r) && x.w.is_multiple_of(r)))?;
+            let divides = x.h.is_multiple_of(r) && x.w.is_multiple_of(r);
+            rule(fault!("plan-unshuffle-divisibility-unchecked", divides, true))?;
             same(Shape {
                 c: x.c * r * r,
                 h: x.h / r,
@@ -276,25 +268,15 @@ pub fn plan_op(g: &Graph, op: &Op, ins: &[Shape], when: When) -> Result<Vec<Shap
         }
         OpKind::PadRep(m) => {
             let m = u64::from(*m);
-            let side = |n: u64| {
-                if crate::mutants::active("plan-pad-rep-floor") {
-                    n / m
-                } else {
-                    n.div_ceil(m)
-                }
-            };
+            let side = |n: u64| fault!("plan-pad-rep-floor", n.div_ceil(m), n / m);
             let h = cap(side(x.h).checked_mul(m))?;
             let w = cap(side(x.w).checked_mul(m))?;
             same(Shape { h, w, ..x })
         }
         OpKind::CropTo => {
             let r = ins[1];
-            let strict = crate::mutants::active("plan-crop-to-strict");
-            rule(if strict {
-                r.h < x.h && r.w < x.w
-            } else {
-                r.h <= x.h && r.w <= x.w
-            })?;
+            let within = |a: u64, b: u64| fault!("plan-crop-to-strict", a <= b, a < b);
+            rule(within(r.h, x.h) && within(r.w, x.w))?;
             same(Shape { c: x.c, h: r.h, w: r.w })
         }
         OpKind::Crop([y0, x0, h, w]) => {
@@ -341,6 +323,13 @@ pub fn plan_op(g: &Graph, op: &Op, ins: &[Shape], when: When) -> Result<Vec<Shap
     }
 }
 
+/// `plan-convt-caps-after-shape`: the uncropped sides before their caps are checked (past u64 as
+/// `u64::MAX`, for the shape rule).
+#[cfg(feature = "mutants")]
+fn unchecked(uh: Option<u64>, uw: Option<u64>) -> (u64, u64) {
+    (uh.unwrap_or(u64::MAX), uw.unwrap_or(u64::MAX))
+}
+
 /// Why a whole plan stops.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PlanErr {
@@ -366,7 +355,7 @@ pub fn plan(g: &Graph, inputs: &[Shape], when: When) -> Result<Vec<Option<Shape>
             Stop::Shape => PlanErr::Shape,
         })?;
         for (&t, s) in op.outs.iter().zip(outs) {
-            if s.elems() > u128::from(g.max_elems) && !crate::mutants::active("plan-outputs-uncapped") {
+            if fault!("plan-outputs-uncapped", s.elems() > u128::from(g.max_elems), false) {
                 return Err(PlanErr::TooLarge);
             }
             shapes[t] = Some(s);

@@ -41,8 +41,8 @@ impl<'a> Sequence<'a> {
     /// A refused decode changes no state.
     pub fn decode(&mut self, data: &[Given], scalars: &[i128]) -> E<Outcome> {
         let outcome = self.decode_once(data, scalars)?;
-        if matches!(outcome, Outcome::Refused(_)) && crate::mutants::active("refused-decode-resets-state") {
-            self.carried.iter_mut().for_each(|c| *c = None);
+        if matches!(outcome, Outcome::Refused(_)) {
+            fault!("refused-decode-resets-state", (), self.carried.fill(None));
         }
         Ok(outcome)
     }
@@ -65,8 +65,7 @@ impl<'a> Sequence<'a> {
                 },
             };
             let s = Shape { c, h, w };
-            let sizes_first = crate::mutants::active("run-sizes-before-channels");
-            if sizes_first && too_large(g, k, s) {
+            if fault!("run-sizes-before-channels", false, too_large(g, k, s)) {
                 return Ok(Outcome::Refused(Code::TooLarge));
             }
             if c != g.channels(rec.tensor) || h < 1 || w < 1 {
@@ -91,8 +90,7 @@ impl<'a> Sequence<'a> {
             .zip(&g.scalars)
             .map(|(&v, s)| v.clamp(i128::from(s.lo), i128::from(s.hi)) as i64)
             .collect();
-        let late = crate::mutants::active("run-scalars-after-plan");
-        if !in_range && !late {
+        if fault!("run-scalars-after-plan", !in_range, false) {
             return Ok(Outcome::Refused(Code::FieldRange));
         }
         // Step 3: the run-time plan.
@@ -101,7 +99,7 @@ impl<'a> Sequence<'a> {
             Err(PlanErr::TooLarge) => return Ok(Outcome::Refused(Code::TooLarge)),
             Err(PlanErr::Shape) => return Ok(Outcome::Refused(Code::GeometryMismatch)),
         };
-        if !in_range {
+        if fault!("run-scalars-after-plan", false, !in_range) {
             return Ok(Outcome::Refused(Code::FieldRange));
         }
         // Step 4: evaluation, starting with the inputs' policies.
@@ -113,24 +111,18 @@ impl<'a> Sequence<'a> {
                 Kind::Data => Cow::Borrowed(&next_data.next().expect("given").data),
                 Kind::State => Cow::Owned(match &self.carried[k] {
                     Some(t) => t.data.iter().map(|&v| i128::from(v)).collect(),
-                    None if crate::mutants::active("state-init-zero") => vec![0; shapes[k].elems() as usize],
-                    None => vec![i128::from(rec.init); shapes[k].elems() as usize],
+                    None => vec![i128::from(fault!("state-init-zero", rec.init, 0)); shapes[k].elems() as usize],
                 }),
             };
-            let vals = match g.tensors[rec.tensor].policy {
-                Policy::Clamp(lo, hi) if crate::mutants::active("input-clamp-as-check") => {
-                    if raw.iter().any(|&v| v < i128::from(lo) || v > i128::from(hi)) {
-                        return Ok(Outcome::Refused(Code::FieldRange));
-                    }
-                    raw.iter().map(|&v| v as i64).collect()
-                }
+            let policy = g.tensors[rec.tensor].policy;
+            let vals = match fault!("input-clamp-as-check", policy, as_check(policy)) {
                 Policy::Clamp(lo, hi) => raw
                     .iter()
                     .map(|&v| v.clamp(i128::from(lo), i128::from(hi)) as i64)
                     .collect(),
                 Policy::Check(lo, hi) => {
-                    let ignored = crate::mutants::active("input-check-ignored");
-                    if !ignored && raw.iter().any(|&v| v < i128::from(lo) || v > i128::from(hi)) {
+                    let outside = raw.iter().any(|&v| v < i128::from(lo) || v > i128::from(hi));
+                    if fault!("input-check-ignored", outside, false) {
                         return Ok(Outcome::Refused(Code::FieldRange));
                     }
                     raw.iter().map(|&v| v as i64).collect()
@@ -149,7 +141,7 @@ impl<'a> Sequence<'a> {
                 .map(|&t| tensors[t].as_ref().expect("graph order"))
                 .collect();
             let outs: Vec<Shape> = op.outs.iter().map(|&t| planned[t].expect("planned")).collect();
-            let early = clamp_early(g, op, &ins);
+            let early: Option<Vec<Tensor>> = fault!("clamp-policy-before-op", None, clamp_early(g, op, &ins));
             let results = match &early {
                 Some(clamped) => ops::eval(op, &clamped.iter().collect::<Vec<_>>(), &outs, &values)?,
                 None => ops::eval(op, &ins, &outs, &values)?,
@@ -160,12 +152,14 @@ impl<'a> Sequence<'a> {
                 }
                 match g.tensors[t].policy {
                     Policy::Derived => {}
-                    Policy::Clamp(..) if early.is_some() || crate::mutants::active("clamp-policy-ignored") => {}
-                    Policy::Clamp(lo, hi) => r.data.iter_mut().for_each(|v| *v = (*v).clamp(lo, hi)),
-                    Policy::Check(_, _) if crate::mutants::active("check-ignored") => {}
+                    Policy::Clamp(..) if early.is_some() => {} // clamp-policy-before-op clamped the inputs
+                    Policy::Clamp(lo, hi) => fault!("clamp-policy-ignored", clamp(&mut r.data, lo, hi), ()),
                     Policy::Check(lo, hi) => {
-                        let hi_excluded = crate::mutants::active("check-hi-exclusive");
-                        if r.data.iter().any(|&v| v < lo || v > hi || (hi_excluded && v == hi)) {
+                        let outside = r
+                            .data
+                            .iter()
+                            .any(|&v| v < lo || fault!("check-hi-exclusive", v > hi, v >= hi));
+                        if fault!("check-ignored", outside, false) {
                             return Ok(Outcome::Refused(Code::FieldRange));
                         }
                     }
@@ -180,8 +174,9 @@ impl<'a> Sequence<'a> {
             .collect();
         // The decode completed: each state input carries its output.
         for (k, rec) in g.inputs.iter().enumerate() {
-            if rec.kind == Kind::State && !crate::mutants::active("state-not-carried") {
-                self.carried[k] = Some(outputs[rec.src as usize].clone());
+            if rec.kind == Kind::State {
+                let carried = Some(outputs[rec.src as usize].clone());
+                fault!("state-not-carried", self.carried[k] = carried, ());
             }
         }
         Ok(Outcome::Outputs(outputs))
@@ -192,22 +187,30 @@ impl<'a> Sequence<'a> {
 /// them, and `C·H·W` against `max_elems` (§4).
 fn too_large(g: &Graph, k: usize, s: Shape) -> bool {
     let rec = &g.inputs[k];
-    let (max_h, max_w) = if crate::mutants::active("run-max-sides-swapped") {
-        (rec.max_w, rec.max_h)
-    } else {
-        (rec.max_h, rec.max_w)
-    };
+    let (max_h, max_w) = fault!("run-max-sides-swapped", (rec.max_h, rec.max_w), (rec.max_w, rec.max_h));
     let sides = rec.declares_sizes() && (s.h > u64::from(max_h) || s.w > u64::from(max_w));
-    let at_cap = crate::mutants::active("run-max-elems-exclusive") && s.elems() == u128::from(g.max_elems);
-    sides || at_cap || s.elems() > u128::from(g.max_elems)
+    let cap = u128::from(g.max_elems);
+    sides || fault!("run-max-elems-exclusive", s.elems() > cap, s.elems() >= cap)
 }
 
-/// A fault: an operator whose output has a `clamp` policy sees its inputs clamped to that range,
-/// instead of its results (§3). `None` when the fault is off or the output has no such policy.
-fn clamp_early(g: &Graph, op: &crate::whg1::Op, ins: &[&Tensor]) -> Option<Vec<Tensor>> {
-    if !crate::mutants::active("clamp-policy-before-op") {
-        return None;
+/// A `clamp` policy applied to a produced tensor (§3).
+fn clamp(data: &mut [i64], lo: i64, hi: i64) {
+    data.iter_mut().for_each(|v| *v = (*v).clamp(lo, hi));
+}
+
+/// `input-clamp-as-check`: a clamp input read as a check input.
+#[cfg(feature = "mutants")]
+fn as_check(p: Policy) -> Policy {
+    match p {
+        Policy::Clamp(lo, hi) => Policy::Check(lo, hi),
+        p => p,
     }
+}
+
+/// `clamp-policy-before-op`: an operator whose output has a `clamp` policy sees its inputs clamped
+/// to that range, instead of its results (§3). `None` when the output has no such policy.
+#[cfg(feature = "mutants")]
+fn clamp_early(g: &Graph, op: &crate::whg1::Op, ins: &[&Tensor]) -> Option<Vec<Tensor>> {
     let Policy::Clamp(lo, hi) = g.tensors[op.outs[0]].policy else {
         return None;
     };

@@ -37,7 +37,7 @@ pub fn verdict(graphs: &[(&str, &Graph, &Pass)]) -> Verdict {
     let acc64 = first_failure(graphs, Profile::Acc64);
     let mut flags: Vec<String> = Vec::new();
     let mut reasons: Vec<String> = Vec::new();
-    if acc32.is_some() && !crate::mutants::active("npu-reasons-acc32-missing") {
+    if fault!("npu-reasons-acc32-missing", acc32.is_some(), false) {
         reasons.push("acc32".into());
     }
     for &(_, g, _) in graphs {

@@ -38,27 +38,17 @@ impl Iv {
 pub fn hull_into(acc: &mut Option<Iv>, v: Iv) {
     *acc = Some(match *acc {
         None => v,
-        Some(a) if crate::mutants::active("iv-hull-keeps-first") => a,
-        Some(a) => a.hull(v),
+        Some(a) => fault!("iv-hull-keeps-first", a.hull(v), a),
     });
 }
 
 impl Ctx {
     /// The corner hull of two intervals (§8.2): `[min, max]` of the four corner products.
     pub fn corner(&mut self, a: Iv, b: Iv) -> Iv {
-        if crate::mutants::active("iv-corner-two-products") {
-            let (x, y) = (self.mul(a.lo, b.lo), self.mul(a.hi, b.hi));
-            return Iv {
-                lo: x.min(y),
-                hi: x.max(y),
-            };
-        }
-        let c = [
-            self.mul(a.lo, b.lo),
-            self.mul(a.lo, b.hi),
-            self.mul(a.hi, b.lo),
-            self.mul(a.hi, b.hi),
-        ];
+        let (ll, hh) = (self.mul(a.lo, b.lo), self.mul(a.hi, b.hi));
+        let lh = fault!("iv-corner-two-products", self.mul(a.lo, b.hi), ll);
+        let hl = fault!("iv-corner-two-products", self.mul(a.hi, b.lo), hh);
+        let c = [ll, lh, hl, hh];
         let lo = c.iter().copied().min().unwrap_or(S::ZERO);
         let hi = c.iter().copied().max().unwrap_or(S::ZERO);
         Iv { lo, hi }

@@ -14,17 +14,14 @@ pub fn npu_flags(g: &Graph, op: &Op) -> Vec<&'static str> {
         if rq.round == Round::Floor && rq.has_mult() {
             f.push("rq_floor_mult");
         }
-        if rq.placement == Placement::Post && !crate::mutants::active("npu-post-bias-flag-missing") {
+        if fault!("npu-post-bias-flag-missing", rq.placement == Placement::Post, false) {
             f.push("rq_post_bias");
         }
-        if rq.mult.iter().any(|&m| m < 0) && !crate::mutants::active("npu-neg-mult-flag-missing") {
+        let negative = rq.mult.iter().any(|&m| m < 0);
+        if fault!("npu-neg-mult-flag-missing", negative, false) {
             f.push("rq_neg_mult");
         }
-        let limit = if crate::mutants::active("npu-shift-range-32") {
-            32
-        } else {
-            31
-        };
+        let limit = fault!("npu-shift-range-32", 31, 32);
         if rq.shift.iter().any(|&s| s > limit) {
             f.push("rq_shift_range");
         }
@@ -56,7 +53,7 @@ pub fn npu_flags(g: &Graph, op: &Op) -> Vec<&'static str> {
                 .ins
                 .iter()
                 .any(|&t| g.inputs.iter().any(|i| i.tensor == t && i.kind == Kind::State));
-            if state && !crate::mutants::active("npu-state-add-missing") {
+            if fault!("npu-state-add-missing", state, false) {
                 f.push("state_add");
             }
         }
@@ -81,16 +78,12 @@ pub fn npu_reasons(g: &Graph, op: &Op) -> Vec<String> {
         OpKind::Conv(p) => {
             let cin = g.channels(op.ins[0]);
             let groups = u64::from(p.groups);
-            let cout_checked = !crate::mutants::active("npu-depthwise-cout-unchecked");
-            let bad = (groups != 1 && groups != cin)
-                || (cout_checked && groups == cin && groups > 1 && u64::from(p.cout) != cin);
+            let cout_differs = fault!("npu-depthwise-cout-unchecked", u64::from(p.cout) != cin, false);
+            let bad = (groups != 1 && groups != cin) || (groups == cin && groups > 1 && cout_differs);
             if bad { vec!["conv_groups".to_string()] } else { vec![] }
         }
-        OpKind::Crop(ops)
-            if ops.iter().any(|o| matches!(o, Operand::Scalar(_)))
-                && !crate::mutants::active("npu-crop-scalar-missing") =>
-        {
-            vec!["crop_scalar".to_string()]
+        OpKind::Crop(ops) if ops.iter().any(|o| matches!(o, Operand::Scalar(_))) => {
+            fault!("npu-crop-scalar-missing", vec!["crop_scalar".to_string()], vec![])
         }
         _ => vec![],
     }

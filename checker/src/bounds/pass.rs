@@ -51,11 +51,8 @@ pub fn pass(g: &Graph, shapes: Option<&[Option<Shape>]>) -> Result<Pass, Refuse>
             tensors[t] = Some(iv);
             outs.push(iv);
         }
-        let a_bits = if crate::mutants::active("mac-a-bits-of-outputs") {
-            out.mac.then(|| outs.iter().map(|iv| iv.bits()).collect())
-        } else {
-            out.mac.then(|| ins.iter().map(|iv| iv.bits()).collect())
-        };
+        let operands = fault!("mac-a-bits-of-outputs", &ins, &outs);
+        let a_bits = out.mac.then(|| operands.iter().map(|iv| iv.bits()).collect());
         nodes.push(Node {
             saturated: c.saturated,
             rec,
@@ -74,18 +71,15 @@ pub fn pass(g: &Graph, shapes: Option<&[Option<Shape>]>) -> Result<Pass, Refuse>
 fn policy_applied(policy: Policy, r: Iv) -> Option<Iv> {
     Some(match policy {
         Policy::Derived => r,
-        Policy::Clamp(..) if crate::mutants::active("iv-clamp-policy-ignored") => r,
         Policy::Clamp(lo, hi) => {
             let (lo, hi) = (si(lo), si(hi));
-            Iv::new(r.lo.max(lo).min(hi), r.hi.max(lo).min(hi))
+            let clamped = Iv::new(r.lo.max(lo).min(hi), r.hi.max(lo).min(hi));
+            fault!("iv-clamp-policy-ignored", clamped, r)
         }
         Policy::Check(lo, hi) => {
-            let iv = if crate::mutants::active("iv-check-policy-derived") {
-                r
-            } else {
-                Iv::new(r.lo.max(si(lo)), r.hi.min(si(hi)))
-            };
-            if iv.lo > iv.hi && !crate::mutants::active("iv-check-empty-accepted") {
+            let (lo, hi) = (si(lo), si(hi));
+            let iv = fault!("iv-check-policy-derived", Iv::new(r.lo.max(lo), r.hi.min(hi)), r);
+            if fault!("iv-check-empty-accepted", iv.lo > iv.hi, false) {
                 return None;
             }
             iv

@@ -123,16 +123,11 @@ pub fn acc32_params(op: &Op) -> Vec<&'static str> {
         if !rq.mult.iter().all(|&m| fits_i32(m)) {
             out.push("rq.mult");
         }
-        let max_shift = if crate::mutants::active("acc32-shift-64") {
-            64
-        } else {
-            63
-        };
+        let max_shift = fault!("acc32-shift-64", 63, 64);
         if !rq.shift.iter().all(|&s| s <= max_shift) {
             out.push("rq.shift");
         }
-        let placed = rq.placement == Placement::Post
-            || (rq.placement == Placement::Pre && crate::mutants::active("acc32-pre-bias-checked"));
+        let placed = fault!("acc32-pre-bias-checked", rq.placement == Placement::Post, has_bias(rq));
         if placed && !rq.bias.iter().all(|&b| fits_i32(b)) {
             out.push("rq.post_bias");
         }
@@ -165,16 +160,22 @@ pub fn acc32_params(op: &Op) -> Vec<&'static str> {
             if !gamma.iter().all(|&v| fits_i32(v)) {
                 out.push("igdn.gamma");
             }
-            if *gf > 63 || (*frac > 63 && !crate::mutants::active("acc32-igdn-frac-unchecked")) {
+            if *gf > 63 || fault!("acc32-igdn-frac-unchecked", *frac > 63, false) {
                 out.push("igdn.shift");
             }
         }
-        OpKind::Leaky { a, .. } if !fits_i32(*a) && !crate::mutants::active("acc32-leaky-a-unchecked") => {
+        OpKind::Leaky { a, .. } if fault!("acc32-leaky-a-unchecked", !fits_i32(*a), false) => {
             out.push("leaky.a");
         }
         _ => {}
     }
     out
+}
+
+/// `acc32-pre-bias-checked`: whether `rq` has a bias, pre or post.
+#[cfg(feature = "mutants")]
+fn has_bias(rq: &Rq) -> bool {
+    rq.placement != Placement::None
 }
 
 /// Why something fails a profile: §8.5's `key`, with `bits` for an interval key.
@@ -186,7 +187,7 @@ pub struct Why {
 
 /// The first reason a node fails `p` (§8.5, *What a node fits* and *First failure*), or `None`.
 pub fn node_failure(op: &Op, g: &Graph, node: &Node, p: Profile) -> Option<Why> {
-    if node.saturated && !crate::mutants::active("profile-saturated-fits") {
+    if fault!("profile-saturated-fits", node.saturated, false) {
         return Some(Why {
             key: "saturated".into(),
             bits: None,
@@ -197,10 +198,10 @@ pub fn node_failure(op: &Op, g: &Graph, node: &Node, p: Profile) -> Option<Why> 
         if bits > width {
             let better = match &worst {
                 None => true,
-                Some((b, k)) if crate::mutants::active("first-failure-tie-reversed") => {
-                    bits > *b || (bits == *b && key.as_bytes() > k.as_bytes())
+                Some((b, k)) => {
+                    let (x, y) = (key.as_bytes(), k.as_bytes());
+                    bits > *b || (bits == *b && fault!("first-failure-tie-reversed", x < y, x > y))
                 }
-                Some((b, k)) => bits > *b || (bits == *b && key.as_bytes() < k.as_bytes()),
             };
             if better {
                 worst = Some((bits, key));
@@ -210,10 +211,9 @@ pub fn node_failure(op: &Op, g: &Graph, node: &Node, p: Profile) -> Option<Why> 
     for (key, iv) in &node.rec.items {
         consider((*key).to_string(), iv.bits(), class_of(key).width(p));
     }
-    if !crate::mutants::active("profile-results-unchecked") {
-        for (k, r) in node.results.iter().enumerate() {
-            consider(format!("out.{k}"), r.bits(), Class::Tensor.width(p));
-        }
+    let results: &[_] = fault!("profile-results-unchecked", &node.results, &[]);
+    for (k, r) in results.iter().enumerate() {
+        consider(format!("out.{k}"), r.bits(), Class::Tensor.width(p));
     }
     if let Some((bits, key)) = worst {
         return Some(Why { key, bits: Some(bits) });
@@ -225,12 +225,11 @@ pub fn node_failure(op: &Op, g: &Graph, node: &Node, p: Profile) -> Option<Why> 
                 bits: None,
             });
         }
-        if op
+        let check = op
             .outs
             .iter()
-            .any(|&t| matches!(g.tensors[t].policy, Policy::Check(..)))
-            && !crate::mutants::active("profile-check-policy-allowed")
-        {
+            .any(|&t| matches!(g.tensors[t].policy, Policy::Check(..)));
+        if fault!("profile-check-policy-allowed", check, false) {
             return Some(Why {
                 key: "policy.check".into(),
                 bits: None,
@@ -261,7 +260,7 @@ pub fn first_failure(graphs: &[(&str, &Graph, &Pass)], p: Profile) -> Option<Fai
                 why,
             })
         };
-        let ranges_checked = !(p == Profile::Acc32 && crate::mutants::active("acc32-input-ranges-unchecked"));
+        let ranges_checked = fault!("acc32-input-ranges-unchecked", true, p != Profile::Acc32);
         for (i, inp) in g.inputs.iter().enumerate().filter(|_| ranges_checked) {
             let (lo, hi) = g.tensors[inp.tensor]
                 .policy

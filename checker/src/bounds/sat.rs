@@ -50,7 +50,7 @@ impl S {
             }
             Some(m) if m == HALF => (
                 if neg { S::BOTTOM } else { S::Top },
-                crate::mutants::active("sat-bound-counts-as-saturated"),
+                fault!("sat-bound-counts-as-saturated", false, true),
             ),
             _ => (if neg { S::BOTTOM } else { S::Top }, true),
         }
@@ -91,8 +91,7 @@ pub fn bits(v: S) -> u32 {
         S::V(v) => {
             // For v ≥ 0, N = bit length of v plus the sign bit; for v < 0, that of !v = −v − 1.
             let m = match v < 0 {
-                true if crate::mutants::active("bits-negative-magnitude") => v.wrapping_neg(),
-                true => !v,
+                true => fault!("bits-negative-magnitude", !v, v.wrapping_neg()),
                 false => v,
             };
             256 - m.leading_zeros() + 1
@@ -125,7 +124,7 @@ pub struct Ctx {
 
 impl Ctx {
     fn note(&mut self, (v, changed): (S, bool)) -> S {
-        self.saturated |= changed && !crate::mutants::active("sat-never-flagged");
+        self.saturated |= fault!("sat-never-flagged", changed, false);
         v
     }
 

@@ -97,21 +97,13 @@ pub fn lower(file: &[u8]) -> R<Vec<u8>> {
         }
     }
     let mut f = Form::new();
-    let (lo, hi) = if crate::mutants::active("synth-input-unsigned") {
-        (0, 255)
-    } else {
-        (-128, 127)
-    };
+    let (lo, hi) = fault!("synth-input-unsigned", (-128, 127), (0, 255));
     let mut x = f.input(layers[0].in_ch, lo, hi, 0, 0);
     for l in &layers {
         let [k, s, p, op] = [l.k, l.stride, l.pad, l.out_pad].map(|v| v as u32);
         let rq = RqW {
             round: 0,
-            bias: if crate::mutants::active("synth-bias-post") {
-                2
-            } else {
-                1
-            },
+            bias: fault!("synth-bias-post", 1, 2), // pre
             m_kind: 0,
             s_kind: 1,
             m_bytes: 0,

@@ -213,11 +213,7 @@ fn scale_graph(cz: u64, blocks: &[Block; 3], gains: &[i64]) -> R<Vec<u8>> {
             shift: b.shifts.iter().map(|&s| s as u8).collect(),
             bias_v: b.bias.clone(),
         };
-        let pad = if crate::mutants::active("jpegai-conv-unpadded") {
-            0
-        } else {
-            (b.k - 1) / 2
-        };
+        let pad = fault!("jpegai-conv-unpadded", (b.k - 1) / 2, 0);
         let params = P::new()
             .u32(b.cout as u32)
             .u32(b.k)
@@ -237,11 +233,7 @@ fn scale_graph(cz: u64, blocks: &[Block; 3], gains: &[i64]) -> R<Vec<u8>> {
     x = f.op1(opcode::CLAMP, &[x], cz, clamp_params(0, 3967));
     let rq = RqW {
         round: 0,
-        bias: if crate::mutants::active("jpegai-gain-post") {
-            2
-        } else {
-            1
-        },
+        bias: fault!("jpegai-gain-post", 1, 2), // pre
         m_kind: 0,
         s_kind: 1,
         m_bytes: 0,

@@ -65,11 +65,7 @@ type Positions = (Vec<bool>, Vec<Dec>, Vec<Dec>);
 /// Step 3 at every channel and position of `v [C, 16, 16]`: the mask, `likely` and `σ_idx`.
 fn positions(v: &[i64], c: usize, grfs: &[bool]) -> Result<Positions, &'static str> {
     let vd: Vec<Dec> = v.iter().map(|&x| dec(x)).collect();
-    let thr = dec(if crate::mutants::active("scale-path-coded-383") {
-        383
-    } else {
-        382
-    });
+    let thr = dec(fault!("scale-path-coded-383", 382, 383));
     let mask: Vec<bool> = vd.iter().map(|x| scalar::coded(x, &thr)).collect();
     let x = DecTensor {
         shape: [c as u64, 16, 16],
@@ -84,7 +80,7 @@ fn positions(v: &[i64], c: usize, grfs: &[bool]) -> Result<Positions, &'static s
     let (row0, row1, s, n) = (dec(0), dec(1), dec(7), dec(32));
     let mut sigma = Vec::with_capacity(x.data.len());
     for (i, (vi, li)) in x.data.iter().zip(&likely).enumerate() {
-        let set = grfs[i / 256] != crate::mutants::active("scale-path-grfs-rows-swapped");
+        let set = fault!("scale-path-grfs-rows-swapped", grfs[i / 256], !grfs[i / 256]);
         let row = if set { &row0 } else { &row1 };
         let rvs = scalar::band_lookup(li, &edges, &table, row).map_err(|r| r.code.name())?;
         sigma.push(scalar::scale_index(&Dec::sum(&[vi, rvs]), &s, &n).map_err(|r| r.code.name())?);
@@ -105,11 +101,7 @@ fn plane(b: &jpegai_int::Bundle, p: &Plane, soz: &[u8]) -> Result<Result<PlaneOu
         Ok(s) => s,
         Err(r) => return Ok(Err(r.code.name())),
     };
-    let offset = if crate::mutants::active("scale-path-z-offset-32") {
-        32
-    } else {
-        31
-    };
+    let offset = fault!("scale-path-z-offset-32", 31, 32);
     let z: Vec<i64> = syms[p.skip..].iter().flatten().map(|&s| s - offset).collect();
     // 2. The scale graph.
     let c = p.c as u64;
@@ -255,11 +247,7 @@ pub fn fill_line(v: &Value) -> Result<String, LineError> {
             let uv = Plane {
                 c: jpegai_int::CUV as usize,
                 rows: &b.cdfs_uv,
-                skip: if crate::mutants::active("scale-path-chroma-no-skip") {
-                    0
-                } else {
-                    jpegai_int::CY as usize
-                },
+                skip: fault!("scale-path-chroma-no-skip", jpegai_int::CY as usize, 0),
                 graph: &guv.graph,
                 latent: &sors,
                 grfs: &grfs_uv,

@@ -244,21 +244,16 @@ pub fn predicate(l: &Layer, h: Header, family: Family) -> Option<Box<dyn Fn(U256
     let i128m = i128_max();
     match l {
         Layer::ConvT(p) | Layer::Conv(p) => {
+            let (pc, pk) = (U256::from(p.c), U256::from(p.k));
             let terms = match (l, family) {
-                (Layer::ConvT(_), Family::Wam1) if !crate::mutants::active("wam1-terms-k-squared") => {
-                    U256::from(p.c) * U256::from(p.k)
-                }
-                _ => U256::from(p.c) * U256::from(p.k) * U256::from(p.k),
+                (Layer::ConvT(_), Family::Wam1) => fault!("wam1-terms-k-squared", pc * pk, pc * pk * pk),
+                _ => pc * pk * pk,
             };
             let (wm, mm, bm) = (max_mag(&p.weights), max_mag(&p.mult), max_mag(&p.bias));
             let shift = h.shift;
             Some(Box::new(move |x: U256| {
                 let a = terms * wm * x;
-                let one = if crate::mutants::active("whm1-range-no-plus-one") {
-                    0
-                } else {
-                    1
-                };
+                let one = fault!("whm1-range-no-plus-one", 1, 0);
                 a <= i64m && ((a * mm) >> shift) + one + bm <= i64m
             }))
         }
@@ -306,11 +301,7 @@ pub fn largest(p: &dyn Fn(U256) -> bool) -> Option<u128> {
             hi = mid;
         }
     }
-    Some(if crate::mutants::active("whm1-range-one-past") {
-        hi
-    } else {
-        lo
-    })
+    Some(fault!("whm1-range-one-past", lo, hi))
 }
 
 /// The `check` range `[−X, min(X, I64)]` of an `X ∈ [0, 2^63]`.
@@ -432,7 +423,7 @@ pub fn rgb8(f: &mut Form, x: usize, afrac: u32) -> usize {
 /// `rescale` with one constant multiplier (`m_bytes` 4), one shift, no bias, `half_up`.
 pub fn rescale_const(m: i64, shift: u32) -> Vec<u8> {
     RqW {
-        round: if crate::mutants::active("rgb8-half-even") { 2 } else { 1 },
+        round: fault!("rgb8-half-even", 1, 2), // half_up
         bias: 0,
         m_kind: 1,
         s_kind: 1,

@@ -56,7 +56,7 @@ pub fn lower(file: &[u8]) -> R<Vec<(String, Vec<u8>)>> {
     let x0 = f.op1(opcode::CONCAT, &parts, t.in_channels, vec![]);
     let x = whm1::append(&mut f, &t, x0, Family::Whm1)?;
     let cx = f.channels(x);
-    let bound = (1i64 << t.header.afrac) - i64::from(crate::mutants::active("world-clamp-one-short"));
+    let bound = (1i64 << t.header.afrac) - fault!("world-clamp-one-short", 0, 1);
     let out = f.op1(opcode::CLAMP, &[x], cx, clamp_params(-bound, bound));
     let t_bytes = f.bytes(&[out])?;
     // g_s.

@@ -8,18 +8,14 @@ use super::{E, ck};
 /// Where a sum of `len` terms is split into two requantised halves: never (`None`), unless the
 /// `split-rq` fault is on and the reduction is long enough for a kernel to split it (2^10 terms).
 pub fn split_point(len: usize) -> Option<usize> {
-    (crate::mutants::active("split-rq") && len >= 1 << 10).then(|| len.div_ceil(2))
+    (fault!("split-rq", false, true) && len >= 1 << 10).then(|| len.div_ceil(2))
 }
 
 /// The accumulated value as the operator hands it to `rq`: exact, or under `acc32-wrap` wrapped to
 /// i32. Wrapping the total once is wrapping every partial sum (addition modulo 2^32 is associative),
 /// so a 32-bit accumulator needs no per-term site.
 pub fn wrapped(acc: i64) -> i64 {
-    if crate::mutants::active("acc32-wrap") {
-        i64::from(acc as i32)
-    } else {
-        acc
-    }
+    fault!("acc32-wrap", acc, i64::from(acc as i32))
 }
 
 /// A running sum of terms numbered in the operator's order.

@@ -7,11 +7,7 @@ use crate::plan::Shape;
 use crate::whg1::Rq;
 
 fn requant(rq: &Rq, sum: i64) -> E<i64> {
-    let round = if crate::mutants::active("contraction-round-floor") {
-        crate::num::Round::Floor
-    } else {
-        rq.round
-    };
+    let round = fault!("contraction-round-floor", rq.round, crate::num::Round::Floor);
     // No multiplier: `p = t·1` (§5.9), formed as every `rq` forms it.
     let q = ck(r_round(super::rq::product(sum, 1), rq.shift(0), round), "rq.q")?;
     ck(i64::try_from(q).ok(), "rq.q")
@@ -22,19 +18,10 @@ pub fn gram(a: &Tensor, b: &Tensor, groups: u32, rq: &Rq, o: Shape) -> E<Tensor>
     let (c, h, w) = a.dims();
     let d = c / groups as usize;
     let mut data = Vec::with_capacity(c * d);
-    let (a, b) = if crate::mutants::active("gram-operands-swapped") {
-        (b, a)
-    } else {
-        (a, b)
-    };
-    let g_base = if crate::mutants::active("gram-group-offset-missing") {
-        0
-    } else {
-        1
-    };
+    let (a, b) = fault!("gram-operands-swapped", (a, b), (b, a));
     let split = acc::split_point(h * w);
     for row in 0..c {
-        let g = row / d * g_base;
+        let g = fault!("gram-group-offset-missing", row / d, 0);
         let pa = a.plane(row);
         for j in 0..d {
             let pb = b.plane(g * d + j);
@@ -55,13 +42,8 @@ pub fn apply(a: &Tensor, v: &Tensor, groups: u32, rq: &Rq) -> E<Tensor> {
     let n = h * w;
     let split = acc::split_point(d);
     let mut data = Vec::with_capacity(v.data.len());
-    let g_base = if crate::mutants::active("apply-group-offset-missing") {
-        0
-    } else {
-        1
-    };
     for row in 0..c {
-        let g = row / d * g_base;
+        let g = fault!("apply-group-offset-missing", row / d, 0);
         let arow = a.plane(row);
         for pos in 0..n {
             let mut sum = Sum::new(split);

@@ -26,17 +26,8 @@ pub fn rescale(q: &Rq, x: &Tensor) -> E<Tensor> {
 /// `chscale`: `R_round(v · M[r][c], s)` with `r` the scalar's value.
 pub fn chscale(x: &Tensor, r: i64, round: Round, s: u32, m: &[i64]) -> E<Tensor> {
     let (c, h, w) = x.dims();
-    let r = if crate::mutants::active("chscale-row-0") {
-        0
-    } else {
-        r as usize
-    };
-    let row: Vec<i64> = if crate::mutants::active("chscale-table-transposed") {
-        let rows = m.len() / c;
-        (0..c).map(|ch| m[ch * rows + r]).collect()
-    } else {
-        m[r * c..(r + 1) * c].to_vec()
-    };
+    let r = fault!("chscale-row-0", r as usize, 0);
+    let row = fault!("chscale-table-transposed", m[r * c..][..c].to_vec(), column(m, c, r));
     let mut data = Vec::with_capacity(x.data.len());
     for (ch, &mult) in row.iter().enumerate() {
         for &v in &x.data[ch * h * w..(ch + 1) * h * w] {
@@ -47,16 +38,23 @@ pub fn chscale(x: &Tensor, r: i64, round: Round, s: u32, m: &[i64]) -> E<Tensor>
     Ok(Tensor { shape: x.shape, data })
 }
 
+/// `chscale-table-transposed`: `M[·][r]` of `M` read as `M[c][r]`.
+#[cfg(feature = "mutants")]
+fn column(m: &[i64], c: usize, r: usize) -> Vec<i64> {
+    let rows = m.len() / c;
+    (0..c).map(|ch| m[ch * rows + r]).collect()
+}
+
 /// `mul`: `rq_c(a · b)`, with `b` broadcast when it has one channel.
 pub fn mul(q: &Rq, a: &Tensor, b: &Tensor) -> E<Tensor> {
     let (c, h, w) = a.dims();
     let n = h * w;
     let mut data = Vec::with_capacity(a.data.len());
     for ch in 0..c {
-        let bp = if b.shape.c == 1 || crate::mutants::active("mul-b-plane-0") {
+        let bp = if b.shape.c == 1 {
             b.plane(0)
         } else {
-            b.plane(ch)
+            b.plane(fault!("mul-b-plane-0", ch, 0))
         };
         for (k, &av) in a.plane(ch).iter().enumerate() {
             let p = ck(av.checked_mul(bp[k]), "mul.p")?;
@@ -69,12 +67,7 @@ pub fn mul(q: &Rq, a: &Tensor, b: &Tensor) -> E<Tensor> {
 
 pub fn lut16(x: &Tensor, table: &[i16]) -> E<Tensor> {
     map(x, |v| {
-        let offset = if crate::mutants::active("lut16-offset-32767") {
-            32767
-        } else {
-            32768
-        };
-        let i = ck(v.checked_add(offset), "lut16 index")?;
+        let i = ck(v.checked_add(fault!("lut16-offset-32767", 32768, 32767)), "lut16 index")?;
         let e = ck(usize::try_from(i).ok().and_then(|i| table.get(i)), "lut16 index")?;
         Ok(i64::from(*e))
     })
@@ -92,31 +85,13 @@ pub fn add(a: &Tensor, b: &Tensor) -> E<Tensor> {
 
 /// `chunk_add`: `out[c] = in[c] + in[c + C/2]`.
 pub fn chunk_add(x: &Tensor) -> E<Tensor> {
-    if crate::mutants::active("chunk-add-interleaved") {
-        return chunk_add_interleaved(x);
-    }
-    let half = x.data.len() / 2;
-    let data = x.data[..half]
-        .iter()
-        .zip(&x.data[half..])
-        .map(|(&a, &b)| ck(a.checked_add(b), "chunk_add"))
-        .collect::<E<_>>()?;
-    let mut shape = x.shape;
-    shape.c /= 2;
-    Ok(Tensor { shape, data })
-}
-
-/// A fault: `out[c] = in[2c] + in[2c + 1]`, the channel pairs taken side by side.
-fn chunk_add_interleaved(x: &Tensor) -> E<Tensor> {
     let (c, h, w) = x.dims();
-    let n = h * w;
-    let mut data = Vec::with_capacity(x.data.len() / 2);
-    for ch in 0..c / 2 {
-        for k in 0..n {
-            data.push(ck(
-                x.data[2 * ch * n + k].checked_add(x.data[(2 * ch + 1) * n + k]),
-                "chunk_add",
-            )?);
+    let half = c / 2;
+    let mut data = Vec::with_capacity(half * h * w);
+    for ch in 0..half {
+        let (a, b) = fault!("chunk-add-interleaved", (ch, ch + half), (2 * ch, 2 * ch + 1));
+        for (&u, &v) in x.plane(a).iter().zip(x.plane(b)) {
+            data.push(ck(u.checked_add(v), "chunk_add")?);
         }
     }
     let mut shape = x.shape;
@@ -126,19 +101,18 @@ fn chunk_add_interleaved(x: &Tensor) -> E<Tensor> {
 
 /// `leaky(a, f)`: `v` for `v ≥ 0`, else `⌊v·a / 2^f⌋`.
 pub fn leaky(x: &Tensor, a: i64, f: u32) -> E<Tensor> {
-    // Equivalent when 0 takes the negative branch: ⌊0·a / 2^f⌋ = 0.
-    let zero_negative = crate::mutants::active("leaky-zero-negative");
-    let truncates = crate::mutants::active("leaky-truncates");
     map(x, |v| {
-        if v > 0 || (v == 0 && !zero_negative) {
-            Ok(v)
-        } else {
-            let p = ck(v.checked_mul(a), "leaky.p")?;
-            Ok(if truncates {
-                (i128::from(p) / (1i128 << f)) as i64
-            } else {
-                floor_shr64(p, f)
-            })
+        // Equivalent when 0 takes the negative branch: ⌊0·a / 2^f⌋ = 0.
+        if fault!("leaky-zero-negative", v >= 0, v > 0) {
+            return Ok(v);
         }
+        let p = ck(v.checked_mul(a), "leaky.p")?;
+        Ok(fault!("leaky-truncates", floor_shr64(p, f), truncating_shr(p, f)))
     })
+}
+
+/// `leaky-truncates`: `p / 2^f` rounded toward zero.
+#[cfg(feature = "mutants")]
+fn truncating_shr(p: i64, f: u32) -> i64 {
+    (i128::from(p) / (1i128 << f)) as i64
 }

@@ -6,71 +6,35 @@ use crate::whg1::{Conv, ConvT};
 
 /// `conv`, gathering each output's taps over the zero-padded input (§5.2).
 pub fn conv(p: &Conv, x: &Tensor, o: Shape) -> E<Tensor> {
-    let (cin, h, w) = x.dims();
+    let (cin, _, _) = x.dims();
     let (cout, ho, wo) = (o.c as usize, o.h as usize, o.w as usize);
     let (kh, kw) = (p.kh as usize, p.kw as usize);
     let groups = p.groups as usize;
     let (cg, og) = (cin / groups, cout / groups);
-    let (ph, pw) = if crate::mutants::active("conv-pad-bottom-right") {
-        (0, 0)
-    } else {
-        (p.ph as i64, p.pw as i64)
-    };
-    let (sh, sw) = if crate::mutants::active("conv-stride-swapped") {
-        (p.sw as usize, p.sh as usize)
-    } else {
-        (p.sh as usize, p.sw as usize)
-    };
-    let flipped = crate::mutants::active("conv-kernel-flipped");
-    let interleaved = crate::mutants::active("conv-groups-interleaved");
-    // The implementation faults (mutants::FAULTS): which channels are read, how many at a tap, and
-    // from which output column a tap on the right padding reads on into the next row.
-    let channels = if crate::mutants::active("tile16-tail") {
-        whole_tiles(cg)
-    } else {
-        cg
-    };
-    let pairs = crate::mutants::active("i16-pair-sat");
-    let past_row_from = if crate::mutants::active("w8-tail") {
-        last_block(wo)
-    } else {
-        wo
-    };
+    let (ph, pw) = fault!("conv-pad-bottom-right", (p.ph as i64, p.pw as i64), (0, 0));
+    let (sh, sw) = fault!("conv-stride-swapped", (p.sh, p.sw), (p.sw, p.sh));
+    let (sh, sw) = (sh as usize, sw as usize);
+    // The channels of a group that are read: all, unless a kernel's tiles drop some (tile16-tail).
+    let channels = fault!("tile16-tail", cg, whole_tiles(cg));
     let split = acc::split_point(cg * kh * kw);
     let mut out = Vec::with_capacity(cout * ho * wo);
     for oc in 0..cout {
-        let first = if interleaved {
-            (oc % groups) * cg
-        } else {
-            (oc / og) * cg
-        };
+        let c0 = fault!("conv-groups-interleaved", oc / og, oc % groups) * cg;
         let wbase = oc * cg * kh * kw;
         for y in 0..ho {
             for xo in 0..wo {
-                // The product of the group's channel c at tap (i, j); a tap on the zero padding is 0.
+                // The product of the group's channel c at tap (i, j), read from the input's channel c0 + c.
                 let term = |c: usize, i: usize, j: usize| -> E<i64> {
-                    let u = (y * sh + i) as i64 - ph;
-                    let v = (xo * sw + j) as i64 - pw;
-                    if u < 0 || u >= h as i64 || v < 0 || (v >= w as i64 && xo < past_row_from) {
-                        return Ok(0);
-                    }
-                    // In CHW order, so that a column past the row is the next row's (w8-tail).
-                    let Some(&xv) = x.data.get(((first + c) * h + u as usize) * w + v as usize) else {
-                        return Ok(0);
-                    };
-                    let (ti, tj) = if flipped { (kh - 1 - i, kw - 1 - j) } else { (i, j) };
-                    ck(p.w[wbase + (c * kh + ti) * kw + tj].checked_mul(xv), "conv.term")
+                    let (u, v) = ((y * sh + i) as i64 - ph, (xo * sw + j) as i64 - pw);
+                    let xv = fault!("w8-tail", padded(x, c0 + c, u, v), read_on(x, c0 + c, u, v, xo, wo));
+                    let (i, j) = fault!("conv-kernel-flipped", (i, j), (kh - 1 - i, kw - 1 - j));
+                    ck(p.w[wbase + (c * kh + i) * kw + j].checked_mul(xv), "conv.term")
                 };
                 let mut sum = acc::Sum::new(split);
-                for ci in (0..channels).step_by(if pairs { 2 } else { 1 }) {
+                for ci in 0..channels {
                     for i in 0..kh {
                         for j in 0..kw {
-                            let t = if pairs {
-                                let next = if ci + 1 < channels { term(ci + 1, i, j)? } else { 0 };
-                                pair_sat(term(ci, i, j)?, next)
-                            } else {
-                                term(ci, i, j)?
-                            };
+                            let t = fault!("i16-pair-sat", term(ci, i, j), paired(ci, channels, |c| term(c, i, j)))?;
                             sum.add((ci * kh + i) * kw + j, t, "conv.acc")?;
                         }
                     }
@@ -82,19 +46,55 @@ pub fn conv(p: &Conv, x: &Tensor, o: Shape) -> E<Tensor> {
     Ok(Tensor { shape: o, data: out })
 }
 
+/// `X[c][u][v]` of the zero-padded input: 0 off the plane.
+fn padded(x: &Tensor, c: usize, u: i64, v: i64) -> i64 {
+    let (_, h, w) = x.dims();
+    if u < 0 || u >= h as i64 || v < 0 || v >= w as i64 {
+        return 0;
+    }
+    x.at(c, u as usize, v as usize)
+}
+
+/// `w8-tail`: [`padded`], except that in a partial last block of 8 output columns (from `xo`'s) a tap on
+/// the right padding reads on in CHW order: the next row's column `v − W`, past a plane's last row
+/// the next channel's first, past the tensor 0.
+#[cfg(feature = "mutants")]
+fn read_on(x: &Tensor, c: usize, u: i64, v: i64, xo: usize, wo: usize) -> i64 {
+    let (_, h, w) = x.dims();
+    if u < 0 || u >= h as i64 || v < 0 || (v >= w as i64 && xo < last_block(wo)) {
+        return 0;
+    }
+    x.data.get((c * h + u as usize) * w + v as usize).copied().unwrap_or(0)
+}
+
 /// `tile16-tail`: the channels a loop in tiles of 16 reaches when it has no remainder loop. A group
 /// of 16 or fewer takes another path, whole.
+#[cfg(any(test, feature = "mutants"))]
 fn whole_tiles(cg: usize) -> usize {
     if cg > 16 { cg / 16 * 16 } else { cg }
 }
 
 /// `w8-tail`: the first output column of the last block of 8 when that block is partial, else `wo`
 /// (no column).
+#[cfg(any(test, feature = "mutants"))]
 fn last_block(wo: usize) -> usize {
     wo / 8 * 8
 }
 
+/// `i16-pair-sat`: the term at channel `ci` of a tap when the products of channels 2k and 2k + 1
+/// (the last with 0 when `channels` is odd) are summed as a pair: the pair's sum at the even channel,
+/// nothing at the odd one.
+#[cfg(feature = "mutants")]
+fn paired(ci: usize, channels: usize, term: impl Fn(usize) -> E<i64>) -> E<i64> {
+    if ci % 2 == 1 {
+        return Ok(0);
+    }
+    let next = if ci + 1 < channels { term(ci + 1)? } else { 0 };
+    Ok(pair_sat(term(ci)?, next))
+}
+
 /// `i16-pair-sat`: a pair's sum saturated to int16, as `pmaddubsw` writes it.
+#[cfg(any(test, feature = "mutants"))]
 fn pair_sat(a: i64, b: i64) -> i64 {
     a.saturating_add(b).clamp(i64::from(i16::MIN), i64::from(i16::MAX))
 }
@@ -107,14 +107,9 @@ pub fn conv_transpose(p: &ConvT, x: &Tensor, o: Shape) -> E<Tensor> {
     let (cout, ho, wo) = (o.c as usize, o.h as usize, o.w as usize);
     let (kh, kw) = (p.kh as usize, p.kw as usize);
     let mut acc = vec![0i64; cout * ho * wo];
-    let conv_layout = crate::mutants::active("convt-weights-conv-layout");
-    let flipped = crate::mutants::active("convt-kernel-flipped");
-    // Output padding taken from the top and left instead of added at the bottom and right.
-    let (top, left) = if crate::mutants::active("convt-out-pad-top-left") {
-        (i64::from(p.ph) - i64::from(p.oph), i64::from(p.pw) - i64::from(p.opw))
-    } else {
-        (i64::from(p.ph), i64::from(p.pw))
-    };
+    // The kept window's corner in the uncropped plane: the output padding is past its other end.
+    let (ph, pw) = (i64::from(p.ph), i64::from(p.pw));
+    let (top, left) = fault!("convt-out-pad-top-left", (ph, pw), out_pad_top_left(p));
     for ci in 0..cin {
         for u in 0..h {
             for v in 0..w {
@@ -123,7 +118,7 @@ pub fn conv_transpose(p: &ConvT, x: &Tensor, o: Shape) -> E<Tensor> {
                     continue; // every term is zero (§6 lets a zero term be skipped)
                 }
                 for oc in 0..cout {
-                    let wbase = if conv_layout { oc * cin + ci } else { ci * cout + oc } * kh * kw;
+                    let wbase = fault!("convt-weights-conv-layout", ci * cout + oc, oc * cin + ci) * kh * kw;
                     for i in 0..kh {
                         let yy = (u as u64 * u64::from(p.sh) + i as u64) as i64 - top;
                         if yy < 0 || yy >= ho as i64 {
@@ -134,8 +129,8 @@ pub fn conv_transpose(p: &ConvT, x: &Tensor, o: Shape) -> E<Tensor> {
                             if xx < 0 || xx >= wo as i64 {
                                 continue;
                             }
-                            let (ti, tj) = if flipped { (kh - 1 - i, kw - 1 - j) } else { (i, j) };
-                            let term = ck(p.w[wbase + ti * kw + tj].checked_mul(xv), "convT.term")?;
+                            let (i, j) = fault!("convt-kernel-flipped", (i, j), (kh - 1 - i, kw - 1 - j));
+                            let term = ck(p.w[wbase + i * kw + j].checked_mul(xv), "convT.term")?;
                             let cell = &mut acc[(oc * ho + yy as usize) * wo + xx as usize];
                             *cell = ck(cell.checked_add(term), "convT.acc")?;
                         }
@@ -149,6 +144,13 @@ pub fn conv_transpose(p: &ConvT, x: &Tensor, o: Shape) -> E<Tensor> {
         out.push(rq::apply(&p.rq, k / (ho * wo), acc::wrapped(a))?);
     }
     Ok(Tensor { shape: o, data: out })
+}
+
+/// `convt-out-pad-top-left`: the kept window's corner when the output padding is taken from the top
+/// and left instead of added at the bottom and right.
+#[cfg(feature = "mutants")]
+fn out_pad_top_left(p: &ConvT) -> (i64, i64) {
+    (i64::from(p.ph) - i64::from(p.oph), i64::from(p.pw) - i64::from(p.opw))
 }
 
 #[cfg(test)]

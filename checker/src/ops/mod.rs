@@ -75,10 +75,9 @@ pub fn eval(op: &Op, ins: &[&Tensor], outs: &[Shape], scalars: &[i64]) -> E<Vec<
         OpKind::Add => one(elementwise::add(x, ins[1])?),
         OpKind::ChunkAdd => one(elementwise::chunk_add(x)?),
         // Equivalent when written max(min(v, hi), lo): the two agree whenever lo ≤ hi (§5.5).
-        OpKind::Clamp(lo, hi) if crate::mutants::active("clamp-min-first") => {
-            one(elementwise::map(x, |v| Ok(v.min(*hi).max(*lo)))?)
-        }
-        OpKind::Clamp(lo, hi) => one(elementwise::map(x, |v| Ok(v.clamp(*lo, *hi)))?),
+        OpKind::Clamp(lo, hi) => one(elementwise::map(x, |v| {
+            Ok(fault!("clamp-min-first", v.clamp(*lo, *hi), v.min(*hi).max(*lo)))
+        })?),
         OpKind::Relu => one(elementwise::map(x, |v| Ok(v.max(0)))?),
         OpKind::Abs => one(elementwise::map(x, |v| ck(v.checked_abs(), "abs"))?),
         OpKind::Leaky { a, f } => one(elementwise::leaky(x, *a, *f)?),

@@ -7,8 +7,7 @@ use crate::whg1::{Op, OpKind, Operand};
 fn operand(o: Operand, scalars: &[i64]) -> i64 {
     match o {
         Operand::Const(v) => v,
-        Operand::Scalar(k) if crate::mutants::active("operand-scalar-index") => k as i64,
-        Operand::Scalar(k) => scalars[k],
+        Operand::Scalar(k) => fault!("operand-scalar-index", scalars[k], k as i64),
     }
 }
 
@@ -32,21 +31,14 @@ pub fn eval(op: &Op, ins: &[&Tensor], outs: &[Shape], scalars: &[i64]) -> E<Vec<
     Ok(vec![match &op.kind {
         OpKind::Concat => {
             let mut data = Vec::with_capacity(o.elems() as usize);
-            let reversed = crate::mutants::active("concat-reversed");
             for k in 0..ins.len() {
-                let t = ins[if reversed { ins.len() - 1 - k } else { k }];
-                data.extend_from_slice(&t.data);
+                data.extend_from_slice(&ins[fault!("concat-reversed", k, ins.len() - 1 - k)].data);
             }
             Tensor { shape: o, data }
         }
         OpKind::Split { start, .. } => {
             let n = (x.shape.h * x.shape.w) as usize;
-            let start = if crate::mutants::active("split-start-ignored") {
-                0
-            } else {
-                *start
-            };
-            let s = start as usize * n;
+            let s = fault!("split-start-ignored", *start, 0) as usize * n;
             Tensor {
                 shape: o,
                 data: x.data[s..s + o.elems() as usize].to_vec(),
@@ -54,56 +46,41 @@ pub fn eval(op: &Op, ins: &[&Tensor], outs: &[Shape], scalars: &[i64]) -> E<Vec<
         }
         OpKind::PixelShuffle(r) => {
             let r = *r as usize;
-            if crate::mutants::active("pixel-shuffle-transposed") {
-                build(o, |c, y, xx| x.at(c * r * r + (xx % r) * r + y % r, y / r, xx / r))
-            } else {
-                build(o, |c, y, xx| x.at(c * r * r + (y % r) * r + xx % r, y / r, xx / r))
-            }
+            build(o, |c, y, xx| {
+                let (i, j) = fault!("pixel-shuffle-transposed", (y % r, xx % r), (xx % r, y % r));
+                x.at(c * r * r + i * r + j, y / r, xx / r)
+            })
         }
         OpKind::PixelUnshuffle(r) => {
             let r = *r as usize;
             build(o, |c, y, xx| {
                 let (base, k) = (c / (r * r), c % (r * r));
-                if crate::mutants::active("pixel-unshuffle-transposed") {
-                    x.at(base, y * r + k % r, xx * r + k / r)
-                } else {
-                    x.at(base, y * r + k / r, xx * r + k % r)
-                }
+                let (i, j) = fault!("pixel-unshuffle-transposed", (k / r, k % r), (k % r, k / r));
+                x.at(base, y * r + i, xx * r + j)
             })
         }
         OpKind::PadRep(_) => {
             let (_, h, w) = x.dims();
-            if crate::mutants::active("pad-rep-zeros") {
-                build(o, |c, y, xx| if y < h && xx < w { x.at(c, y, xx) } else { 0 })
-            } else {
-                build(o, |c, y, xx| x.at(c, y.min(h - 1), xx.min(w - 1)))
-            }
+            build(o, |c, y, xx| {
+                let v = x.at(c, y.min(h - 1), xx.min(w - 1));
+                fault!("pad-rep-zeros", v, if y < h && xx < w { v } else { 0 })
+            })
         }
-        OpKind::CropTo if crate::mutants::active("crop-to-bottom-right") => {
-            let (dy, dx) = ((x.shape.h - o.h) as usize, (x.shape.w - o.w) as usize);
+        OpKind::CropTo => {
+            let (dy, dx) = fault!("crop-to-bottom-right", (0, 0), bottom_right(x, o));
             build(o, |c, y, xx| x.at(c, dy + y, dx + xx))
         }
-        OpKind::CropTo => build(o, |c, y, xx| x.at(c, y, xx)),
         OpKind::Crop([y0, x0, _, _]) => {
             let (y0, x0) = (operand(*y0, scalars) as usize, operand(*x0, scalars) as usize);
-            // A fault that reads the offsets the other way round, where that window fits.
-            let fits = x0 as u64 + o.h <= x.shape.h && y0 as u64 + o.w <= x.shape.w;
-            let (y0, x0) = if crate::mutants::active("crop-offsets-swapped") && fits {
-                (x0, y0)
-            } else {
-                (y0, x0)
-            };
+            let (y0, x0) = fault!("crop-offsets-swapped", (y0, x0), swapped_if_fits(x, o, y0, x0));
             build(o, |c, y, xx| x.at(c, y0 + y, x0 + xx))
         }
         OpKind::SubposSplit(order) => {
             return Ok(order
                 .iter()
                 .map(|&k| {
-                    let (a, b) = if crate::mutants::active("subpos-split-ab-swapped") {
-                        (usize::from(k % 2), usize::from(k / 2))
-                    } else {
-                        (usize::from(k / 2), usize::from(k % 2))
-                    };
+                    let k = usize::from(k);
+                    let (a, b) = fault!("subpos-split-ab-swapped", (k / 2, k % 2), (k % 2, k / 2));
                     build(o, |c, y, xx| x.at(c, 2 * y + a, 2 * xx + b))
                 })
                 .collect());
@@ -112,15 +89,25 @@ pub fn eval(op: &Op, ins: &[&Tensor], outs: &[Shape], scalars: &[i64]) -> E<Vec<
             // Output position (2y + a, 2x + b) comes from the input k whose order[k] = 2a + b.
             let mut src = [0usize; 4];
             for (k, &p) in order.iter().enumerate() {
-                if crate::mutants::active("subpos-merge-order-not-inverted") {
-                    src[k] = usize::from(p);
-                } else {
-                    src[usize::from(p)] = k;
-                }
+                src[usize::from(p)] = k;
             }
+            let src = fault!("subpos-merge-order-not-inverted", src, order.map(usize::from));
             build(o, |c, y, xx| ins[src[(y % 2) * 2 + xx % 2]].at(c, y / 2, xx / 2))
         }
         OpKind::Fill(v) => Tensor::filled(o, operand(*v, scalars)),
         _ => unreachable!("not a movement operator"),
     }])
+}
+
+/// `crop-to-bottom-right`: the offsets of the bottom-right corner of `x` that `o` covers.
+#[cfg(feature = "mutants")]
+fn bottom_right(x: &Tensor, o: Shape) -> (usize, usize) {
+    ((x.shape.h - o.h) as usize, (x.shape.w - o.w) as usize)
+}
+
+/// `crop-offsets-swapped`: the offsets read the other way round, where that window fits.
+#[cfg(feature = "mutants")]
+fn swapped_if_fits(x: &Tensor, o: Shape, y0: usize, x0: usize) -> (usize, usize) {
+    let fits = x0 as u64 + o.h <= x.shape.h && y0 as u64 + o.w <= x.shape.w;
+    if fits { (x0, y0) } else { (y0, x0) }
 }

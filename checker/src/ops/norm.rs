@@ -14,31 +14,19 @@ pub fn igdn(x: &Tensor, gf: u32, frac: u32, gamma: &[i64], beta: &[i64]) -> E<Te
     let n = h * w;
     let mut out = vec![0i64; x.data.len()];
     let mut sq = vec![0i128; c];
-    let floor_sum = crate::mutants::active("igdn-floor-sum");
-    let transposed = crate::mutants::active("igdn-gamma-transposed");
-    let abs_norm = crate::mutants::active("igdn-norm-abs");
     for pos in 0..n {
         for (j, s) in sq.iter_mut().enumerate() {
             let v = i128::from(x.data[j * n + pos]);
             *s = v * v; // igdn.x2 ≤ 2^126
         }
         for i in 0..c {
-            let mut acc = i128::from(beta[i]);
-            let mut unfloored: i128 = 0;
-            for (j, &s) in sq.iter().enumerate() {
-                let g = if transposed { gamma[j * c + i] } else { gamma[i * c + j] };
-                let gx2 = ck(i128::from(g).checked_mul(s), "igdn.gx2")?;
-                if floor_sum {
-                    unfloored = ck(unfloored.checked_add(gx2), "igdn.N")?;
-                } else {
-                    acc = ck(acc.checked_add(floor_shr(gx2, gf)), "igdn.N")?;
-                }
-            }
-            if floor_sum {
-                acc = ck(acc.checked_add(floor_shr(unfloored, gf)), "igdn.N")?;
-            }
-            let n_i = if abs_norm { acc.abs() } else { acc.max(0) };
-            let r = isqrt_u128(n_i as u128) as i128; // igdn.r
+            let gx2 = (0..c).map(|j| {
+                let g = fault!("igdn-gamma-transposed", gamma[i * c + j], gamma[j * c + i]);
+                ck(i128::from(g).checked_mul(sq[j]), "igdn.gx2")
+            });
+            let b = i128::from(beta[i]);
+            let n_i = fault!("igdn-floor-sum", floor_each(b, gx2, gf), floor_once(b, gx2, gf))?;
+            let r = isqrt_u128(fault!("igdn-norm-abs", n_i.max(0), n_i.abs()) as u128) as i128; // igdn.r
             let xr = ck(i128::from(x.data[i * n + pos]).checked_mul(r), "igdn.xr")?;
             out[i * n + pos] = narrow(floor_shr(xr, frac), "igdn out")?;
         }
@@ -47,6 +35,25 @@ pub fn igdn(x: &Tensor, gf: u32, frac: u32, gamma: &[i64], beta: &[i64]) -> E<Te
         shape: x.shape,
         data: out,
     })
+}
+
+/// `igdn.N = β + Σ_j ⌊γ[i][j]·x_j² / 2^gf⌋`, each term floored (`gx2` the terms in order).
+fn floor_each(beta: i128, gx2: impl Iterator<Item = E<i128>>, gf: u32) -> E<i128> {
+    let mut n = beta;
+    for t in gx2 {
+        n = ck(n.checked_add(floor_shr(t?, gf)), "igdn.N")?;
+    }
+    Ok(n)
+}
+
+/// `igdn-floor-sum`: `β + ⌊Σ_j γ[i][j]·x_j² / 2^gf⌋`, the sum floored once.
+#[cfg(feature = "mutants")]
+fn floor_once(beta: i128, gx2: impl Iterator<Item = E<i128>>, gf: u32) -> E<i128> {
+    let mut sum: i128 = 0;
+    for t in gx2 {
+        sum = ck(sum.checked_add(t?), "igdn.N")?;
+    }
+    ck(beta.checked_add(floor_shr(sum, gf)), "igdn.N")
 }
 
 /// `layernorm_c`, over the `C` channel values at each position.
@@ -62,11 +69,7 @@ pub fn layernorm_c(x: &Tensor, eps: u64, gamma: &[i64], beta: &[i64]) -> E<Tenso
             .try_fold(0i128, |a, v| a.checked_add(v))
             .ok_or(super::Bug("ln.S".into()))?;
         let mm = ck(s.checked_add((ci / 2) * s.signum()), "ln.m")?;
-        let m = if crate::mutants::active("ln-mean-floor") {
-            s.div_euclid(ci)
-        } else {
-            mm / ci // truncates toward zero
-        };
+        let m = fault!("ln-mean-floor", mm / ci, s.div_euclid(ci)); // `/` truncates toward zero
         let mut t: i128 = 0;
         let mut d = Vec::with_capacity(c);
         for v in vals {
@@ -75,11 +78,7 @@ pub fn layernorm_c(x: &Tensor, eps: u64, gamma: &[i64], beta: &[i64]) -> E<Tenso
             t = ck(t.checked_add(ck(dc.checked_mul(dc), "ln.T")?), "ln.T")?;
             d.push(dc);
         }
-        let v = if crate::mutants::active("ln-var-ceil") {
-            (t + ci - 1) / ci
-        } else {
-            t / ci
-        }; // T ≥ 0
+        let v = fault!("ln-var-ceil", t / ci, (t + ci - 1) / ci); // T ≥ 0
         let u = ck(v.checked_add(i128::from(eps)), "ln.v")?;
         let k = i128::from(ck(rsqrt_q16(u), "ln.k")?);
         for (ch, &dc) in d.iter().enumerate() {
@@ -87,19 +86,21 @@ pub fn layernorm_c(x: &Tensor, eps: u64, gamma: &[i64], beta: &[i64]) -> E<Tenso
             let nc = narrow(nc, "ln.n")?;
             let ng = ck(i128::from(nc).checked_mul(i128::from(gamma[ch])), "ln.ng")?;
             // Equivalent when β joins inside the floor: ⌊(a + β·2^16) / 2^16⌋ = ⌊a / 2^16⌋ + β.
-            let o = if crate::mutants::active("ln-beta-inside-floor") {
-                let b = ck(i128::from(beta[ch]).checked_mul(1 << 16), "layernorm out")?;
-                floor_shr(ck(ng.checked_add(b), "layernorm out")?, 16)
-            } else {
-                ck(floor_shr(ng, 16).checked_add(i128::from(beta[ch])), "layernorm out")?
-            };
-            out[ch * n + pos] = narrow(o, "layernorm out")?;
+            let b = i128::from(beta[ch]);
+            let o = fault!("ln-beta-inside-floor", floor_shr(ng, 16).checked_add(b), inner(ng, b));
+            out[ch * n + pos] = narrow(ck(o, "layernorm out")?, "layernorm out")?;
         }
     }
     Ok(Tensor {
         shape: x.shape,
         data: out,
     })
+}
+
+/// `ln-beta-inside-floor`: `⌊(ng + β·2^16) / 2^16⌋`.
+#[cfg(feature = "mutants")]
+fn inner(ng: i128, beta: i128) -> Option<i128> {
+    Some(floor_shr(ng.checked_add(beta.checked_mul(1 << 16)?)?, 16))
 }
 
 /// `l2norm`: per channel, `k = rsqrt_q16(Σ v² + ε)`, `out = ⌊v·k / 2^16⌋`.
@@ -112,12 +113,7 @@ pub fn l2norm(x: &Tensor, eps: u64) -> E<Tensor> {
         for &v in plane {
             t = ck(t.checked_add(i128::from(v) * i128::from(v)), "l2.T")?;
         }
-        let eps = if crate::mutants::active("l2norm-eps-ignored") {
-            0
-        } else {
-            eps
-        };
-        let u = ck(t.checked_add(i128::from(eps)), "l2.T")?;
+        let u = ck(t.checked_add(i128::from(fault!("l2norm-eps-ignored", eps, 0))), "l2.T")?;
         let k = i128::from(ck(rsqrt_q16(u), "l2.k")?);
         for &v in plane {
             let vk = ck(i128::from(v).checked_mul(k), "l2.vk")?;
@@ -142,12 +138,7 @@ pub fn softmax(x: &Tensor) -> E<Tensor> {
             e.push(ev);
         }
         for ev in e {
-            let half = if crate::mutants::active("softmax-no-half") {
-                0
-            } else {
-                sum / 2
-            };
-            let num = ck((ev << 16).checked_add(half), "sm.num")?;
+            let num = ck((ev << 16).checked_add(fault!("softmax-no-half", sum / 2, 0)), "sm.num")?;
             data.push(num / sum);
         }
     }
@@ -156,21 +147,24 @@ pub fn softmax(x: &Tensor) -> E<Tensor> {
 
 /// `sigmoid`: `⌊2^32 / (2^16 + e)⌋` with `e = exp_neg_q16(−v)` for `v ≥ 0`, else `⌊e·2^16 / (2^16 + e)⌋`.
 pub fn sigmoid(v: i64) -> E<i64> {
-    if v < 0 && crate::mutants::active("sigmoid-by-symmetry") {
-        return Ok((1 << 16) - sigmoid(ck(v.checked_neg(), "exp.negx")?)?);
-    }
     let neg_abs = if v >= 0 { ck(v.checked_neg(), "exp.negx")? } else { v };
     let e = ck(exp_neg_q16(neg_abs), "exp")?;
     Ok(if v >= 0 {
         (1i64 << 32) / ((1 << 16) + e)
     } else {
-        (e << 16) / ((1 << 16) + e)
+        fault!("sigmoid-by-symmetry", (e << 16) / ((1 << 16) + e), by_symmetry(e))
     })
+}
+
+/// `sigmoid-by-symmetry`: `2^16 − sigmoid(−v)` for `v < 0`, whose `e = exp_neg_q16(v)` is the same.
+#[cfg(feature = "mutants")]
+fn by_symmetry(e: i64) -> i64 {
+    (1 << 16) - (1i64 << 32) / ((1 << 16) + e)
 }
 
 /// `elu(α)`: `v` for `v > 0`, else `⌊α·(exp_neg_q16(v) − 2^16) / 2^16⌋`.
 pub fn elu(v: i64, alpha: i64) -> E<i64> {
-    if v > 0 || (v == 0 && crate::mutants::active("elu-zero-identity")) {
+    if fault!("elu-zero-identity", v > 0, v >= 0) {
         return Ok(v);
     }
     let e = ck(exp_neg_q16(v), "exp")?;

@@ -6,36 +6,34 @@ use crate::whg1::Rq;
 
 /// `rq_o(v)`: `t = v + pre`, `p = t·mult`, `q = R_round(p, shift)`, `y = q + post`.
 pub fn apply(rq: &Rq, o: usize, v: i64) -> E<i64> {
-    let (pre, post) = if crate::mutants::active("rq-bias-placement-swapped") {
-        (rq.post(o), rq.pre(o))
-    } else {
-        (rq.pre(o), rq.post(o))
-    };
-    let o_shift = if crate::mutants::active("rq-shift-channel-0") {
-        0
-    } else {
-        o
-    };
-    let t = ck(v.checked_add(pre), "rq.t")?;
-    if crate::mutants::active("rq-mult-after-round") {
-        let q = ck(r_round(i128::from(t), rq.shift(o), rq.round), "rq.q")?;
-        let q = q.checked_mul(i128::from(rq.mult(o).unwrap_or(1)));
-        let q = ck(q.and_then(|q| i64::try_from(q).ok()), "rq.q")?;
-        return ck(q.checked_add(post), "rq.y");
-    }
-    let p = product(t, rq.mult(o).unwrap_or(1));
-    let q = ck(r_round(p, rq.shift(o_shift), rq.round), "rq.q")?;
-    let q = ck(i64::try_from(q).ok(), "rq.q")?;
-    let y = ck(q.checked_add(post), "rq.y")?;
+    let (pre, post, mult) = (rq.pre(o), rq.post(o), rq.mult(o).unwrap_or(1));
+    let shift = fault!("rq-shift-channel-0", rq.shift(o), rq.shift(0));
+    let t = ck(v.checked_add(fault!("rq-bias-placement-swapped", pre, post)), "rq.t")?;
+    let p = product(t, mult);
+    let q = fault!("rq-mult-after-round", round(p, shift, rq.round), round_first(rq, o, t))?;
+    let y = ck(q.checked_add(fault!("rq-bias-placement-swapped", post, pre)), "rq.y")?;
     note(|| Steps {
         v,
         t,
         p,
-        shift: rq.shift(o_shift),
+        shift,
         round: rq.round,
         y,
     });
     Ok(y)
+}
+
+/// `q = R_round(p, shift)`, which fits i64 in a graph that meets `acc64`.
+fn round(p: i128, shift: u32, r: Round) -> E<i64> {
+    ck(r_round(p, shift, r).and_then(|q| i64::try_from(q).ok()), "rq.q")
+}
+
+/// `rq-mult-after-round`: `q = R_round(t, shift)·mult`.
+#[cfg(feature = "mutants")]
+fn round_first(rq: &Rq, o: usize, t: i64) -> E<i64> {
+    let q = ck(r_round(i128::from(t), rq.shift(o), rq.round), "rq.q")?;
+    let q = q.checked_mul(i128::from(rq.mult(o).unwrap_or(1)));
+    ck(q.and_then(|q| i64::try_from(q).ok()), "rq.q")
 }
 
 /// One `rq_o(v)`'s values, kept while [`traced`] runs (the grader's report of a differing element).
@@ -72,15 +70,13 @@ pub fn traced<R>(f: impl FnOnce() -> R) -> (R, Vec<Steps>) {
 /// `rq.p = t·mult` (`mult` 1 when absent), exact: `|t·mult| ≤ 2^126`. Under `f32-rq`, as a
 /// `float32` kernel forms it.
 pub fn product(t: i64, mult: i64) -> i128 {
-    if crate::mutants::active("f32-rq") {
-        return f32_product(t, mult);
-    }
-    i128::from(t) * i128::from(mult)
+    fault!("f32-rq", i128::from(t) * i128::from(mult), f32_product(t, mult))
 }
 
 /// `f32-rq`: each operand rounded to binary32 and the product rounded to binary32 (Rust's `as f32`
 /// and `*` round to nearest, ties to even). A binary32 product of two integers is an integer of
 /// magnitude below 2^127, so reading it back as i128 is exact.
+#[cfg(any(test, feature = "mutants"))]
 fn f32_product(t: i64, mult: i64) -> i128 {
     ((t as f32) * (mult as f32)) as i128
 }

@@ -17,10 +17,8 @@ pub fn doublings(v: u32) -> u32 {
 
 /// `Zp[i]` for `i ∈ [1, 511]`: `((i·2^nb) XOR 256) + 256·nb`, `nb` the doublings of `i`.
 pub fn zp(i: u32) -> u32 {
-    let mut nb = doublings(i);
-    if crate::mutants::active("mans-zp-doubles-to-257") && i << nb == 256 {
-        nb += 1;
-    }
+    let nb = doublings(i);
+    let nb = fault!("mans-zp-doubles-to-257", nb, if i << nb == 256 { nb + 1 } else { nb });
     ((i << nb) ^ 256) + 256 * nb
 }
 
@@ -113,9 +111,7 @@ impl<'a> Window<'a> {
             return Err(Exhausted);
         }
         w.b = 63 - w.h.leading_zeros();
-        if !crate::mutants::active("mans-sentinel-kept") {
-            w.h -= 1 << w.b;
-        }
+        w.h -= fault!("mans-sentinel-kept", 1 << w.b, 0);
         w.s[0] = w.read(8)?;
         w.s[1] = w.read(8)?;
         w.flush()?;
@@ -133,10 +129,8 @@ impl<'a> Window<'a> {
     }
 
     fn flush(&mut self) -> Result<(), Exhausted> {
-        let mut d = (7 ^ (self.b / 8)) as usize;
-        if crate::mutants::active("mans-flush-one-byte-short") {
-            d = d.saturating_sub(1);
-        }
+        let d = (7 ^ (self.b / 8)) as usize;
+        let d = fault!("mans-flush-one-byte-short", d, d.saturating_sub(1));
         if d > self.p {
             return Err(Exhausted);
         }
@@ -188,6 +182,12 @@ impl Positions {
     }
 }
 
+/// A group's flush: the window's, at the group's last `in` position.
+fn group_flush(w: &mut Window, pos: &mut Positions) -> Result<(), Exhausted> {
+    pos.group_flush();
+    w.flush()
+}
+
 fn mismatch<T>() -> SR<T> {
     Err(Refusal {
         code: Code::ModelMismatch,
@@ -217,8 +217,7 @@ pub fn decode_sgm(memory: &[u8], pmf: &[Vec<Dec>], bounds: &[Dec], spans: &[Span
     let mut beta = Vec::with_capacity(bounds.len());
     for b in bounds {
         match b.clamped() {
-            v @ 128..=255 if crate::mutants::active("mans-bound-signed") => beta.push(v as i64 - 256),
-            v @ 0..=255 => beta.push(v as i64),
+            v @ 0..=255 => beta.push(fault!("mans-bound-signed", v as i64, v as u8 as i8 as i64)),
             _ => return mismatch(),
         }
     }
@@ -261,13 +260,9 @@ pub fn decode_sgm(memory: &[u8], pmf: &[Vec<Dec>], bounds: &[Dec], spans: &[Span
                 let b = beta[sig[i]];
                 if sym[i] + b == 0 {
                     let f = w.read(1)?;
-                    let short = if crate::mutants::active("mans-escape-short-read-4") {
-                        4
-                    } else {
-                        3
-                    };
+                    let short = fault!("mans-escape-short-read-4", 3, 4);
                     let v = i64::from(w.read(if f == 1 { short } else { 16 })?);
-                    sym[i] = if (v % 2 == 0) != crate::mutants::active("mans-escape-sign-swapped") {
+                    sym[i] = if fault!("mans-escape-sign-swapped", v % 2 == 0, v % 2 != 0) {
                         wrap16(v / 2 + b)
                     } else {
                         wrap16(-(v / 2) - b)
@@ -283,24 +278,16 @@ pub fn decode_sgm(memory: &[u8], pmf: &[Vec<Dec>], bounds: &[Dec], spans: &[Span
                 for j in 0..4 {
                     in_step(w, pos, sym, i + j, j % 2)?;
                 }
-                let late = crate::mutants::active("mans-group-flush-after-out");
-                if !late {
-                    pos.group_flush();
-                    w.flush()?;
-                }
+                fault!("mans-group-flush-after-out", group_flush(w, pos)?, ());
                 for j in 0..4 {
                     out_step(w, pos, sym, i + j)?;
                 }
-                if late {
-                    pos.group_flush();
-                    w.flush()?;
-                }
+                fault!("mans-group-flush-after-out", (), group_flush(w, pos)?);
                 i += 4;
             }
             if n - i >= 2 {
-                let one_state = crate::mutants::active("mans-remainder-pair-one-state");
                 for j in 0..2 {
-                    in_step(w, pos, sym, i + j, if one_state { 0 } else { j })?;
+                    in_step(w, pos, sym, i + j, fault!("mans-remainder-pair-one-state", j, 0))?;
                     out_step(w, pos, sym, i + j)?;
                 }
                 pos.group_flush();
@@ -334,8 +321,8 @@ pub fn decode_fac(memory: &[u8], rows: &[Vec<Dec>], lengths: &[Dec]) -> SR<Vec<V
     let mut counts = Vec::with_capacity(rows.len());
     for row in rows {
         let c: Vec<i128> = row.iter().map(Dec::clamped).collect();
-        let unordered = !crate::mutants::active("mans-fac-order-unchecked") && c.windows(2).any(|w| w[0] > w[1]);
-        if c.len() != 63 || c[0] < 0 || c[62] > 255 || unordered {
+        let unordered = c.windows(2).any(|w| w[0] > w[1]);
+        if c.len() != 63 || c[0] < 0 || c[62] > 255 || fault!("mans-fac-order-unchecked", unordered, false) {
             return mismatch();
         }
         counts.push(c.iter().map(|&v| v as u32).collect::<Vec<u32>>());
@@ -368,9 +355,7 @@ pub fn decode_fac(memory: &[u8], rows: &[Vec<Dec>], lengths: &[Dec]) -> SR<Vec<V
     let mut out = Vec::with_capacity(rows.len());
     let mut base = 0u64;
     for (c, &n) in counts.iter().zip(&lens) {
-        if crate::mutants::active("mans-fac-table-reset") {
-            tz = [0u32; 256];
-        }
+        fault!("mans-fac-table-reset", (), tz = [0u32; 256]);
         // The row table: slots [c_{a−1}, c_a) for a < 63, then slot 255.
         let mut prev = 0;
         for (a, &ca) in c.iter().enumerate() {
@@ -422,7 +407,7 @@ pub fn decode_fac(memory: &[u8], rows: &[Vec<Dec>], lengths: &[Dec]) -> SR<Vec<V
                 out_step(w, pos, sym, i)?;
             }
             // The row's final flush.
-            if !(crate::mutants::active("mans-fac-row-flush-only-remainder") && n % 4 == 0) {
+            if fault!("mans-fac-row-flush-only-remainder", true, n % 4 != 0) {
                 pos.group_flush();
                 w.flush()?;
             }

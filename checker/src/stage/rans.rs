@@ -70,8 +70,7 @@ impl Table {
 fn table_ok(cdf: &[Dec], rule: TableRule) -> Option<Vec<u32>> {
     let n = cdf.len();
     let (min_n, max_n) = match rule {
-        TableRule::T4097 if crate::mutants::active("rans-t4097-accepts-2") => (2, 4097),
-        TableRule::T4097 => (3, 4097),
+        TableRule::T4097 => (fault!("rans-t4097-accepts-2", 3, 2), 4097),
         TableRule::T2 => (2, 65537),
     };
     if n < min_n || n > max_n {
@@ -139,8 +138,26 @@ impl Coder<'_> {
 /// §5E's value for an escape's `raw`: `−⌊raw/2⌋ − 1` when odd, `⌊raw/2⌋ + (n − 2)` when even.
 fn escape_value(raw: u64, n: usize) -> i64 {
     let half = (raw / 2) as i64;
-    let negative = (raw % 2 == 1) != crate::mutants::active("rans-escape-parity-swapped");
+    let negative = fault!("rans-escape-parity-swapped", raw % 2 == 1, raw % 2 != 1);
     if negative { -half - 1 } else { half + (n as i64 - 2) }
+}
+
+/// An escape's count: `first`, plus continuation groups while the group just read is 15 and the
+/// stream has not run out, at most 8 of them.
+fn continued(c: &mut Coder, first: u32) -> u32 {
+    let (mut g, mut count, mut more) = (first, first, 0);
+    while g == 15 && !c.ran_out && more < 8 {
+        g = c.bits(4);
+        count += g;
+        more += 1;
+    }
+    count
+}
+
+/// `rans-range-before-exhausted`: whether `symbol` is outside strict mode's bounds.
+#[cfg(feature = "mutants")]
+fn outside(bounds: Option<(i64, i64)>, symbol: i64) -> bool {
+    bounds.is_some_and(|(lo, hi)| !(lo..=hi).contains(&symbol))
 }
 
 fn sat_i32(v: i64) -> i64 {
@@ -162,8 +179,8 @@ pub fn decode(stream: &[u8], tables: &[TableIn], reads: &[Dec], modes: &Modes) -
         let Some(cdf) = table_ok(&t.cdf, modes.table) else {
             return mismatch;
         };
-        let unchecked = crate::mutants::active("rans-offset-unchecked");
-        let Some(offset) = t.offset.to_i64().filter(|o| unchecked || i32::try_from(*o).is_ok()) else {
+        let fits = |o: &i64| fault!("rans-offset-unchecked", i32::try_from(*o).is_ok(), true);
+        let Some(offset) = t.offset.to_i64().filter(fits) else {
             return mismatch;
         };
         ts.push(Table {
@@ -177,9 +194,7 @@ pub fn decode(stream: &[u8], tables: &[TableIn], reads: &[Dec], modes: &Modes) -
         Escape::Strict { lo, hi } => {
             let fit = |v: &Dec| v.to_i64().filter(|v| i32::try_from(*v).is_ok());
             match (fit(lo), fit(hi)) {
-                (Some(lo), Some(hi)) if lo <= hi || crate::mutants::active("rans-strict-bounds-unordered") => {
-                    Some((lo, hi))
-                }
+                (Some(lo), Some(hi)) if fault!("rans-strict-bounds-unordered", lo <= hi, true) => Some((lo, hi)),
                 _ => return mismatch,
             }
         }
@@ -217,35 +232,20 @@ pub fn decode(stream: &[u8], tables: &[TableIn], reads: &[Dec], modes: &Modes) -
             // lenient: continuation groups while the group just read is 15 and the stream has
             // not run out, at most 8 of them; the count clamped to 8; the value and the symbol
             // saturated to i32.
-            let mut g = c.bits(4);
-            let mut count = g;
-            let mut more = 0;
-            while g == 15 && !c.ran_out && more < 8 {
-                g = c.bits(4);
-                count += g;
-                more += 1;
-            }
+            let first = c.bits(4);
+            let count = continued(&mut c, first);
             let mut raw = 0u64;
             for j in 0..count.min(8) {
                 raw |= u64::from(c.bits(4)) << (4 * j);
             }
-            if crate::mutants::active("rans-lenient-unsaturated") {
-                (escape_value(raw, n) + t.offset, 0, 0)
-            } else {
-                let value = sat_i32(escape_value(raw, n));
-                (sat_i32(value + t.offset), 0, 0)
-            }
+            let value = escape_value(raw, n);
+            let value = fault!("rans-lenient-unsaturated", sat_i32(value), value);
+            let symbol = fault!("rans-lenient-unsaturated", sat_i32(value + t.offset), value + t.offset);
+            (symbol, 0, 0)
         } else {
             // strict: one count and no continuation group; nothing saturated.
-            let mut count = c.bits(4);
-            if crate::mutants::active("rans-strict-reads-continuation") {
-                let (mut g, mut more) = (count, 0);
-                while g == 15 && !c.ran_out && more < 8 {
-                    g = c.bits(4);
-                    count += g;
-                    more += 1;
-                }
-            }
+            let count = c.bits(4);
+            let count = fault!("rans-strict-reads-continuation", count, continued(&mut c, count));
             let (mut raw, mut last) = (0u64, 0);
             if count <= 8 {
                 for j in 0..count {
@@ -256,27 +256,24 @@ pub fn decode(stream: &[u8], tables: &[TableIn], reads: &[Dec], modes: &Modes) -
             (escape_value(raw, n) + t.offset, count, last)
         };
         // The checks on one symbol, in order.
-        let range_first = crate::mutants::active("rans-range-before-exhausted");
-        if let Some((lo, hi)) = bounds.filter(|_| range_first)
-            && !(lo..=hi).contains(&symbol)
-        {
+        if fault!("rans-range-before-exhausted", false, outside(bounds, symbol)) {
             return refuse(Code::FieldRange);
         }
-        let each = canonical || crate::mutants::active("rans-final-only-refuses-early");
+        let each = fault!("rans-final-only-refuses-early", canonical, true);
         if each && c.ran_out_now {
             return refuse(Code::StreamExhausted);
         }
         if let Some((lo, hi)) = bounds {
+            let unminimal = escape && count >= 1 && last_group == 0;
             // Equivalent when the minimality check comes first: a count past 8 reads no group, so
             // its last group is 0 and both checks give `stream_noncanonical` at this symbol.
-            let minimal_first = crate::mutants::active("rans-minimal-before-count");
-            if minimal_first && escape && count >= 1 && last_group == 0 {
+            if fault!("rans-minimal-before-count", false, unminimal) {
                 return refuse(Code::StreamNoncanonical);
             }
             if escape && count > 8 {
                 return refuse(Code::StreamNoncanonical);
             }
-            if escape && count >= 1 && last_group == 0 {
+            if unminimal {
                 return refuse(Code::StreamNoncanonical);
             }
             if !(lo..=hi).contains(&symbol) {
@@ -287,12 +284,10 @@ pub fn decode(stream: &[u8], tables: &[TableIn], reads: &[Dec], modes: &Modes) -
     }
     let at = reads.len() as i64;
     match modes.end {
-        End::Canonical if !c.canonical_end() && !crate::mutants::active("rans-canonical-end-unchecked") => {
-            Err(Refusal {
-                code: Code::StreamNoncanonical,
-                at,
-            })
-        }
+        End::Canonical if fault!("rans-canonical-end-unchecked", !c.canonical_end(), false) => Err(Refusal {
+            code: Code::StreamNoncanonical,
+            at,
+        }),
         End::FinalOnly if c.ran_out => Err(Refusal {
             code: Code::StreamExhausted,
             at,

@@ -32,8 +32,7 @@ pub fn dequantize(sym: &Dec, f: &Dec, base: &Dec) -> SR<i64> {
         at: 0,
     });
     let f = match f.to_i128() {
-        Some(f) if (0..=62).contains(&f) => f as u32,
-        Some(63) if crate::mutants::active("dequantize-f-63") => 63,
+        Some(f) if (0..=fault!("dequantize-f-63", 62, 63)).contains(&f) => f as u32,
         _ => return refuse,
     };
     let width = sym.digits().len().max(base.digits().len());
@@ -48,14 +47,11 @@ pub fn dequantize(sym: &Dec, f: &Dec, base: &Dec) -> SR<i64> {
     let mut acc: i128 = 0;
     for i in 0..width {
         acc = acc * 10 + (column(sym, i) << f) + column(base, i);
-        if acc.abs() >= M && !crate::mutants::active("dequantize-unchecked") {
+        if fault!("dequantize-unchecked", acc.abs() >= M, false) {
             return refuse;
         }
     }
-    if crate::mutants::active("dequantize-unchecked") {
-        return Ok(acc as i64);
-    }
-    i64::try_from(acc).or(refuse)
+    fault!("dequantize-unchecked", i64::try_from(acc).or(refuse), Ok(acc as i64))
 }
 
 /// E3's rule.
@@ -74,31 +70,23 @@ pub fn bucket(sigma: &Dec, edges: &[Dec], rule: BucketRule) -> SR<u64> {
                 return cond(Code::ModelMismatch);
             };
             let n = edges.len() as u64;
-            let s = if crate::mutants::active("bucket-ceil-no-max") {
-                sigma
-            } else {
-                sigma.max(e0)
-            };
-            let compared = if crate::mutants::active("bucket-ceil-last-edge") {
-                edges
-            } else {
-                &edges[..edges.len() - 1]
-            };
-            let lt = crate::mutants::active("bucket-ceil-lt");
-            let le = compared.iter().filter(|e| if lt { s < *e } else { s <= *e }).count() as u64;
+            let s = fault!("bucket-ceil-no-max", sigma.max(e0), sigma);
+            let compared = fault!("bucket-ceil-last-edge", &edges[..edges.len() - 1], edges);
+            let le = compared
+                .iter()
+                .filter(|e| fault!("bucket-ceil-lt", s <= *e, s < *e))
+                .count() as u64;
             let le = le.min(n - 1);
             Ok((n - 1) - le)
         }
         BucketRule::Floor => {
-            let unsorted =
-                !crate::mutants::active("bucket-floor-order-unchecked") && edges.windows(2).any(|w| w[0] > w[1]);
-            if edges.is_empty() || unsorted {
+            let unsorted = edges.windows(2).any(|w| w[0] > w[1]);
+            if edges.is_empty() || fault!("bucket-floor-order-unchecked", unsorted, false) {
                 return cond(Code::ModelMismatch);
             }
-            let lt = crate::mutants::active("bucket-floor-lt");
             Ok(edges
                 .iter()
-                .filter(|e| if lt { *e < sigma } else { *e <= sigma })
+                .filter(|e| fault!("bucket-floor-lt", *e <= sigma, *e < sigma))
                 .count() as u64)
         }
     }
@@ -106,7 +94,7 @@ pub fn bucket(sigma: &Dec, edges: &[Dec], rule: BucketRule) -> SR<u64> {
 
 /// E4 `coded(v, thr) = v > thr`.
 pub fn coded(v: &Dec, thr: &Dec) -> bool {
-    v > thr || (v == thr && crate::mutants::active("coded-ge"))
+    v > thr || fault!("coded-ge", false, v == thr)
 }
 
 /// `R_half_up(v, s)` (§2) in I256 for `s ≤ 127`, read from the remainder's bits: `⌊v / 2^s⌋`, plus 1
@@ -129,6 +117,15 @@ fn r_half_up_any(v: &Dec, s: u32) -> Dec {
     }
 }
 
+/// `scale-index-floor`: `⌊v / 2^s⌋` for a `v` that fits I256 (`R_half_up` past it).
+#[cfg(feature = "mutants")]
+fn floor_any(v: &Dec, s: u32) -> Dec {
+    match v.to_i256() {
+        Some(w) => Dec::from_i256(w >> s),
+        None => v.r_half_up(s),
+    }
+}
+
 /// A shift in `0..=127`, the condition of E5 and E6.
 fn shift(s: &Dec) -> SR<u32> {
     if within(s, 0, 127) {
@@ -147,19 +144,8 @@ pub fn scale_index(v: &Dec, s: &Dec, n: &Dec) -> SR<Dec> {
     if n.clamped() < 1 {
         return cond(Code::ModelMismatch);
     }
-    let r = if crate::mutants::active("scale-index-floor") {
-        match v.to_i256() {
-            Some(w) => Dec::from_i256(w >> s),
-            None => v.r_half_up(s),
-        }
-    } else {
-        r_half_up_any(v, s)
-    };
-    let top = if crate::mutants::active("scale-index-clamp-n") {
-        n.clone()
-    } else {
-        Dec::sum(&[n, &Dec::from_i128(-1)])
-    };
+    let r = fault!("scale-index-floor", r_half_up_any(v, s), floor_any(v, s));
+    let top = fault!("scale-index-clamp-n", Dec::sum(&[n, &Dec::from_i128(-1)]), n.clone());
     Ok(if r.is_neg() {
         Dec::ZERO
     } else if r > top {
@@ -229,20 +215,10 @@ pub fn block_stat(x: &DecTensor, b: &Dec, s: &Dec, lo: &Dec, hi: &Dec) -> SR<Vec
             for bx in (0..w).step_by(b) {
                 let cells =
                     || (by..(by + b).min(h)).flat_map(move |y| (bx..(bx + b).min(w)).map(move |x| plane + y * w + x));
-                // A fault: the shift applied to full blocks only.
-                let full = (by + b).min(h) - by == b && (bx + b).min(w) - bx == b;
-                let s = if crate::mutants::active("block-stat-shift-full-blocks-only") && !full {
-                    0
-                } else {
-                    s
-                };
+                let s = fault!("block-stat-shift-full-blocks-only", s, if_full(s, cells().count(), b));
                 let v = if cells().all(|k| small[k].is_some()) {
                     let sum = cells().fold(I256::ZERO, |a, k| a + I256::from(small[k].expect("fits")));
-                    let r = if crate::mutants::active("block-stat-floor") {
-                        sum >> s
-                    } else {
-                        r_half_up_256(sum, s)
-                    };
+                    let r = fault!("block-stat-floor", r_half_up_256(sum, s), sum >> s);
                     match (lo_w, hi_w) {
                         (Some(l), Some(u)) => Dec::from_i256(r.clamp(l, u)),
                         _ => clamp_dec(Dec::from_i256(r), lo, hi),
@@ -271,9 +247,17 @@ pub fn band_lookup<'a>(v: &Dec, edges: &[Dec], table: &'a [Vec<Dec>], row: &Dec)
     if entries.len() != edges.len() + 1 {
         return cond(Code::ModelMismatch);
     }
-    let gt = crate::mutants::active("band-lookup-gt");
-    let band = edges.iter().filter(|e| if gt { v > *e } else { v >= *e }).count();
+    let band = edges
+        .iter()
+        .filter(|e| fault!("band-lookup-gt", v >= *e, v > *e))
+        .count();
     Ok(&entries[band])
+}
+
+/// `block-stat-shift-full-blocks-only`: `s` for a block of `b × b` cells, else 0.
+#[cfg(feature = "mutants")]
+fn if_full(s: u32, cells: usize, b: usize) -> u32 {
+    if cells == b * b { s } else { 0 }
 }
 
 /// E9 `residual_step(pred, r, q, lo, hi) = clamp(pred + r·q, lo, hi)`, for `lo < hi`,
@@ -300,20 +284,9 @@ pub fn residual_step(pred: &Dec, r: &Dec, q: &Dec, lo: &Dec, hi: &Dec) -> SR<Dec
         && hi64.checked_sub(lo64).is_some_and(|d| d <= 65_535);
     if form32 {
         let (lo, hi, p) = (lo64 as i32, hi64 as i32, p64 as i32);
-        let big_r = (hi - lo) / q
-            + if crate::mutants::active("residual-r-bound-short") {
-                0
-            } else {
-                1
-            };
+        let big_r = (hi - lo) / q + fault!("residual-r-bound-short", 1, 0);
         let v = p + r.clamp(-big_r, big_r) * q;
         return Ok(Dec::from_i128(v.clamp(lo, hi).into()));
-    }
-    if crate::mutants::active("residual-form32-in-i64") {
-        // Equivalent: E9's identity holds for any lo < hi, and in i128 nothing it forms overflows.
-        let big_r = (i128::from(hi64) - i128::from(lo64)) / i128::from(q) + 1;
-        let v = i128::from(p64) + i128::from(r).clamp(-big_r, big_r) * i128::from(q);
-        return Ok(Dec::from_i128(v.clamp(lo64.into(), hi64.into())));
     }
     let step = i64::from(r) * i64::from(q);
     let v = match p64.checked_add(step) {
@@ -321,7 +294,19 @@ pub fn residual_step(pred: &Dec, r: &Dec, q: &Dec, lo: &Dec, hi: &Dec) -> SR<Dec
         None if step > 0 => hi64,
         None => lo64,
     };
+    // Equivalent in the 32-bit form: E9's identity holds for any lo < hi, and in i128 nothing it
+    // forms overflows.
+    let v = fault!("residual-form32-in-i64", v, form32_wide(p64, r, q, lo64, hi64));
     Ok(Dec::from_i128(v.into()))
+}
+
+/// `residual-form32-in-i64`: E9's 32-bit form, `clamp(pred + clamp(r, −R, R)·q, lo, hi)` with
+/// `R = ⌊(hi − lo)/q⌋ + 1`, outside its conditions (in i128).
+#[cfg(feature = "mutants")]
+fn form32_wide(p64: i64, r: i32, q: i32, lo64: i64, hi64: i64) -> i64 {
+    let big_r = (i128::from(hi64) - i128::from(lo64)) / i128::from(q) + 1;
+    let v = i128::from(p64) + i128::from(r).clamp(-big_r, big_r) * i128::from(q);
+    v.clamp(lo64.into(), hi64.into()) as i64 // within [lo, hi]
 }
 
 /// E13's order.
@@ -346,10 +331,12 @@ pub fn coding_order(shape: [u64; 3], order: Order) -> SR<Vec<u64>> {
         Order::Raster => all.collect(),
         Order::Checkerboard(anchor) => {
             // Position k is (c, y, x) with y = ⌊k / W⌋ mod H and x = k mod W.
-            let with_c = crate::mutants::active("checkerboard-parity-with-channel");
-            let anchor = anchor != crate::mutants::active("checkerboard-anchor-inverted");
-            all.filter(|k| ((k / w % h + k % w + if with_c { k / (w * h) } else { 0 }) % 2 == 0) == anchor)
-                .collect()
+            let anchor = fault!("checkerboard-anchor-inverted", anchor, !anchor);
+            all.filter(|k| {
+                let parity = k / w % h + k % w + fault!("checkerboard-parity-with-channel", 0, k / (w * h));
+                (parity % 2 == 0) == anchor
+            })
+            .collect()
         }
     })
 }

@@ -29,8 +29,7 @@ pub fn planned(bytes: &[u8]) -> Result<Planned, Code> {
     let graph = read(bytes).map_err(|_| Code::ModelMismatch)?;
     // Step 7 (docs/assumptions.md A1): channel counts for all operators, then the operators that
     // need declared sizes, then the shapes on the declared sizes.
-    let late = crate::mutants::active("load-channels-after-sizes");
-    if !late && !plan::channels_plan(&graph) {
+    if fault!("load-channels-after-sizes", !plan::channels_plan(&graph), false) {
         return Err(Code::ModelMismatch);
     }
     if !graph.declares_sizes() && graph.ops.iter().any(plan::needs_sizes) {
@@ -44,7 +43,7 @@ pub fn planned(bytes: &[u8]) -> Result<Planned, Code> {
     } else {
         None
     };
-    if late && !plan::channels_plan(&graph) {
+    if fault!("load-channels-after-sizes", false, !plan::channels_plan(&graph)) {
         return Err(Code::ModelMismatch);
     }
     Ok(Planned { graph, shapes })
@@ -70,7 +69,7 @@ pub struct Loaded {
 pub fn load(bytes: &[u8]) -> Result<Loaded, Code> {
     let checked = check(bytes)?;
     let v = certificate::verdict(&[("", &checked.graph, &checked.pass)]);
-    if !v.meets(Profile::Acc64) && !crate::mutants::active("load-acc64-not-required") {
+    if fault!("load-acc64-not-required", !v.meets(Profile::Acc64), false) {
         return Err(Code::ModelMismatch);
     }
     let profiles = [Profile::Acc32, Profile::Acc64]

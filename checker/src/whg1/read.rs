@@ -282,7 +282,7 @@ fn read_params(opcode: u8, p: &[u8], cin: u64, scalars: &[ScalarRec]) -> R<OpKin
             let e_out = exponent(r.i8()?);
             r.zeros(2)?;
             let table: Vec<i16> = r.ints(65536, 2)?.into_iter().map(|v| v as i16).collect();
-            ensure(table[0] == 0 || crate::mutants::active("whg1-lut16-t0-unchecked"))?;
+            ensure(fault!("whg1-lut16-t0-unchecked", table[0] == 0, true))?;
             OpKind::Lut16 { e_in, e_out, table }
         }
         0x05 => OpKind::Add,
@@ -317,13 +317,7 @@ fn read_params(opcode: u8, p: &[u8], cin: u64, scalars: &[ScalarRec]) -> R<OpKin
         0x0D => {
             let a = r.i64()?;
             let f = r.u32()?;
-            ensure(
-                f <= if crate::mutants::active("whg1-leaky-f-64") {
-                    64
-                } else {
-                    63
-                },
-            )?;
+            ensure(f <= fault!("whg1-leaky-f-64", 63, 64))?;
             OpKind::Leaky { a, f }
         }
         0x0E => {
@@ -407,7 +401,7 @@ fn read_params(opcode: u8, p: &[u8], cin: u64, scalars: &[ScalarRec]) -> R<OpKin
         _ => return Err(Malformed),
     };
     // Every parameter length is exact.
-    ensure(r.left() == 0 || crate::mutants::active("whg1-trailing-params"))?;
+    ensure(fault!("whg1-trailing-params", r.left() == 0, true))?;
     Ok(kind)
 }
 
@@ -449,11 +443,7 @@ fn step1_header(r: &mut Rd) -> R<Header> {
     let max_elems = r.u32()?;
     let reserved28 = r.u32()?;
     ensure(n_tensors >= 1 && n_ops >= 1 && n_inputs >= 1 && n_outputs >= 1)?;
-    let cap = if crate::mutants::active("whg1-max-elems-cap-exclusive") {
-        CAP - 1
-    } else {
-        CAP
-    };
+    let cap = fault!("whg1-max-elems-cap-exclusive", CAP, CAP - 1);
     ensure(max_elems >= 1 && u64::from(max_elems) <= cap)?;
     Ok(Header {
         n_tensors,
@@ -468,7 +458,7 @@ fn step1_header(r: &mut Rd) -> R<Header> {
 
 /// Step 2: the reserved header fields.
 fn step2_reserved(h: &Header) -> R<()> {
-    ensure(h.reserved == [0; 3] || crate::mutants::active("whg1-reserved-unchecked"))
+    ensure(fault!("whg1-reserved-unchecked", h.reserved == [0; 3], true))
 }
 
 /// Step 3: the fixed-size tables and 8 bytes per operator record fit in the file.
@@ -487,8 +477,8 @@ fn step4_records(r: &mut Rd, h: &Header) -> R<Graph> {
     let nt = h.n_tensors as usize;
     let scalars = (0..h.n_scalars).map(|_| scalar_record(r)).collect::<R<_>>()?;
     let inputs: Vec<InputRec> = (0..h.n_inputs).map(|_| input_record(r, nt)).collect::<R<_>>()?;
-    let mixed = crate::mutants::active("whg1-mixed-sizes");
-    ensure(mixed || inputs.iter().all(|i| i.declares_sizes() == inputs[0].declares_sizes()))?;
+    let same = inputs.iter().all(|i| i.declares_sizes() == inputs[0].declares_sizes());
+    ensure(fault!("whg1-mixed-sizes", same, true))?;
     let outputs = (0..h.n_outputs)
         .map(|_| {
             let t = r.u32()? as usize;
@@ -652,7 +642,7 @@ fn step6_graph_rules(g: &Graph) -> R<()> {
         let out_t = g.outputs[i.src as usize];
         ensure(g.tensors[out_t].channels == g.tensors[i.tensor].channels)?;
         let (lo, hi) = g.tensors[i.tensor].policy.range().ok_or(Malformed)?;
-        ensure((lo <= i.init && i.init <= hi) || crate::mutants::active("whg1-state-init-unchecked"))?;
+        ensure(fault!("whg1-state-init-unchecked", lo <= i.init && i.init <= hi, true))?;
     }
     // Exponent rules.
     for op in &g.ops {
@@ -661,13 +651,14 @@ fn step6_graph_rules(g: &Graph) -> R<()> {
             es.iter().all(|e| e.is_none()) || (es.iter().all(|e| e.is_some()) && es.windows(2).all(|w| w[0] == w[1]))
         };
         match &op.kind {
-            OpKind::Add | OpKind::Concat | OpKind::ChunkAdd if crate::mutants::active("whg1-exponents-unchecked") => {}
             OpKind::Add | OpKind::Concat | OpKind::ChunkAdd => {
-                ensure(all_equal(&mut op.ins.iter().chain(op.outs.iter()).copied()))?;
+                let equal = all_equal(&mut op.ins.iter().chain(op.outs.iter()).copied());
+                ensure(fault!("whg1-exponents-unchecked", equal, true))?;
             }
             OpKind::Lut16 { e_in, e_out, .. } => {
-                ensure(*e_in == g.tensors[op.ins[0]].exponent || crate::mutants::active("whg1-lut16-e-in-unchecked"))?;
-                ensure(*e_out == g.tensors[op.outs[0]].exponent)?;
+                let (e_x, e_y) = (g.tensors[op.ins[0]].exponent, g.tensors[op.outs[0]].exponent);
+                ensure(fault!("whg1-lut16-e-in-unchecked", *e_in == e_x, true))?;
+                ensure(*e_out == e_y)?;
             }
             _ => {}
         }

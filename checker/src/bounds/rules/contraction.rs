@@ -9,22 +9,14 @@ use crate::whg1::Rq;
 
 /// `gram` of `A` (planned on the declared sizes as `s`) and `B`: `L = H·W` terms.
 pub(super) fn gram(c: &mut Ctx, rec: &mut Rec, rq: &Rq, a: Iv, b: Iv, s: Shape) -> Out {
-    let l = if crate::mutants::active("iv-gram-length-h") {
-        u128::from(s.h)
-    } else {
-        u128::from(s.h) * u128::from(s.w)
-    };
+    let l = fault!("iv-gram-length-h", u128::from(s.h) * u128::from(s.w), u128::from(s.h));
     contraction(c, rec, rq, a, b, l, ("gram.term", "gram.acc"))
 }
 
 /// `apply` of `A` over `cin` channels in `groups` groups, and `V`: `d = cin / groups` terms.
 pub(super) fn apply(c: &mut Ctx, rec: &mut Rec, rq: &Rq, a: Iv, v: Iv, cin: u64, groups: u32) -> Out {
-    let d = if crate::mutants::active("iv-apply-length-groups") {
-        u128::from(groups)
-    } else {
-        u128::from(cin / u64::from(groups))
-    };
-    contraction(c, rec, rq, a, v, d, ("apply.term", "apply.acc"))
+    let d = fault!("iv-apply-length-groups", cin / u64::from(groups), u64::from(groups));
+    contraction(c, rec, rq, a, v, u128::from(d), ("apply.term", "apply.acc"))
 }
 
 /// The term (the corner hull of the two inputs' intervals) and `[n·min(0, term_lo), n·max(0,

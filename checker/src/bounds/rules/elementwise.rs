@@ -12,11 +12,7 @@ pub(super) fn add(c: &mut Ctx, a: Iv, b: Iv) -> Out {
 
 /// `chunk_add`: `[2l, 2h]`.
 pub(super) fn chunk_add(c: &mut Ctx, x: Iv) -> Out {
-    let two = S::from_i128(if crate::mutants::active("iv-chunk-add-one-term") {
-        1
-    } else {
-        2
-    });
+    let two = S::from_i128(fault!("iv-chunk-add-one-term", 2, 1));
     plain(vec![Iv::new(c.mul(two, x.lo), c.mul(two, x.hi))])
 }
 
@@ -28,10 +24,8 @@ pub(super) fn clamp(x: Iv, lo: i64, hi: i64) -> Out {
 
 /// `relu`: `[max(l, 0), max(h, 0)]`.
 pub(super) fn relu(x: Iv) -> Out {
-    if crate::mutants::active("iv-relu-lo-kept") {
-        return plain(vec![Iv::new(x.lo, x.hi.max(S::ZERO))]);
-    }
-    plain(vec![Iv::new(x.lo.max(S::ZERO), x.hi.max(S::ZERO))])
+    let lo = fault!("iv-relu-lo-kept", x.lo.max(S::ZERO), x.lo);
+    plain(vec![Iv::new(lo, x.hi.max(S::ZERO))])
 }
 
 /// `abs`: the image of the input's interval under `|·|`.
@@ -47,11 +41,7 @@ pub(super) fn abs_image(c: &mut Ctx, x: Iv) -> Iv {
         Iv::new(c.neg(x.hi), c.neg(x.lo))
     } else {
         let nl = c.neg(x.lo);
-        let lo = if crate::mutants::active("iv-abs-straddle-lo") {
-            nl.min(x.hi)
-        } else {
-            S::ZERO
-        };
+        let lo = fault!("iv-abs-straddle-lo", S::ZERO, nl.min(x.hi));
         Iv::new(lo, nl.max(x.hi))
     }
 }
@@ -60,11 +50,7 @@ pub(super) fn abs_image(c: &mut Ctx, x: Iv) -> Iv {
 pub(super) fn leaky(c: &mut Ctx, rec: &mut Rec, x: Iv, a: i64, f: u32) -> Out {
     let mut out: Option<Iv> = None;
     if x.lo.is_neg() {
-        let top = if crate::mutants::active("iv-leaky-neg-part-full") {
-            x.hi
-        } else {
-            x.hi.min(S::from_i128(-1))
-        };
+        let top = fault!("iv-leaky-neg-part-full", x.hi.min(S::from_i128(-1)), x.hi);
         let neg_part = Iv::new(x.lo, top);
         let p = c.corner(neg_part, Iv::point(si(a)));
         rec.put("leaky.p", p);
@@ -85,11 +71,8 @@ pub(super) fn lut16(x: Iv, table: &[i16]) -> Option<Out> {
         (Some(lo), Some(hi)) if lo >= -32767 && hi <= 32767 => (lo, hi),
         _ => return None,
     };
-    let vals = if crate::mutants::active("iv-lut16-ends-only") {
-        &[table[(lo + 32768) as usize], table[(hi + 32768) as usize]][..]
-    } else {
-        &table[(lo + 32768) as usize..=(hi + 32768) as usize]
-    };
+    let (i, j) = ((lo + 32768) as usize, (hi + 32768) as usize);
+    let vals = fault!("iv-lut16-ends-only", &table[i..=j], &[table[i], table[j]][..]);
     let (a, b) = (
         vals.iter().min().copied().unwrap_or(0),
         vals.iter().max().copied().unwrap_or(0),

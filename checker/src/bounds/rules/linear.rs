@@ -17,11 +17,7 @@ use crate::whg1::{Conv, ConvT};
 /// §8.2's closed form of `A(K, b)` for terms that are weights times one interval `[l, h]`, from the
 /// sums of the positive (`sp`) and negative (`sn`) weights.
 fn partial_sum(c: &mut Ctx, x: Iv, sp: i128, sn: i128, b: i64) -> Iv {
-    let b = if crate::mutants::active("iv-partial-sum-no-bias") {
-        S::ZERO
-    } else {
-        si(b)
-    };
+    let b = fault!("iv-partial-sum-no-bias", si(b), S::ZERO);
     let l0 = x.lo.min(S::ZERO);
     let h0 = x.hi.max(S::ZERO);
     let (sp, sn) = (S::from_i128(sp), S::from_i128(sn));
@@ -74,10 +70,9 @@ pub(super) fn conv_transpose(c: &mut Ctx, rec: &mut Rec, p: &ConvT, x: Iv, cin: 
     let (cout, kh, kw) = (p.cout as usize, p.kh as usize, p.kw as usize);
     let (sh, sw) = (p.sh as usize, p.sw as usize);
     // Residues that hold taps: ρy < min(sh, kh), ρx < min(sw, kw) (B11).
-    let one_residue = crate::mutants::active("iv-convt-one-residue");
-    let (sh, sw) = if one_residue { (1, 1) } else { (sh, sw) };
+    let (sh, sw) = fault!("iv-convt-one-residue", (sh, sw), (1, 1));
     let (ry, rx) = (sh.min(kh), sw.min(kw));
-    let empty_residue = (sh > kh || sw > kw) && !crate::mutants::active("iv-convt-empty-residue-missed");
+    let empty_residue = fault!("iv-convt-empty-residue-missed", sh > kh || sw > kw, false);
     let mut y: Option<Iv> = None;
     for o in 0..cout {
         let mut sums = vec![(0i128, 0i128); ry * rx];

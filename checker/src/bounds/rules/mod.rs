@@ -47,13 +47,17 @@ fn k_c(c: &mut Ctx, term: Iv) -> Option<S> {
     let b = c.abs(term.hi);
     let p = a.max(b);
     if p.is_zero() {
-        crate::mutants::active("kc-zero-when-unbounded").then_some(S::ZERO)
-    } else if crate::mutants::active("kc-ceil") {
-        let q = c.div_floor(S::from_i128(-((1 << 31) - 1)), p);
-        Some(c.neg(q))
-    } else {
-        Some(c.div_floor(S::from_i128((1 << 31) - 1), p))
+        return fault!("kc-zero-when-unbounded", None, Some(S::ZERO));
     }
+    let k = S::from_i128((1 << 31) - 1);
+    Some(fault!("kc-ceil", c.div_floor(k, p), k_c_ceil(c, p)))
+}
+
+/// `kc-ceil`: `⌈(2^31 − 1) / P⌉`.
+#[cfg(feature = "mutants")]
+fn k_c_ceil(c: &mut Ctx, p: S) -> S {
+    let q = c.div_floor(S::from_i128(-((1 << 31) - 1)), p);
+    c.neg(q)
 }
 
 /// What a rule gives besides its recorded intermediates.

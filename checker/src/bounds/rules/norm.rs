@@ -20,9 +20,9 @@ pub(super) fn igdn(
     let n = cin as usize;
     let l2 = c.mul(x.lo, x.lo);
     let h2 = c.mul(x.hi, x.hi);
-    let straddles = x.lo <= S::ZERO && S::ZERO <= x.hi && !crate::mutants::active("iv-igdn-x2-no-zero");
+    let straddles = x.lo <= S::ZERO && S::ZERO <= x.hi;
     let x2 = if straddles {
-        Iv::new(S::ZERO, l2.max(h2))
+        Iv::new(fault!("iv-igdn-x2-no-zero", S::ZERO, l2.min(h2)), l2.max(h2))
     } else {
         Iv::new(l2.min(h2), l2.max(h2))
     };
@@ -31,11 +31,7 @@ pub(super) fn igdn(
     let mut term_hull: Option<Iv> = None;
     for i in 0..n {
         let b = si(beta[i]);
-        let nb = if crate::mutants::active("iv-igdn-n-no-beta") {
-            S::ZERO
-        } else {
-            b
-        };
+        let nb = fault!("iv-igdn-n-no-beta", b, S::ZERO);
         let mut n_lo = nb.min(S::ZERO);
         let mut n_hi = nb.max(S::ZERO);
         let (mut f_lo, mut f_hi) = (b, b);
@@ -50,11 +46,7 @@ pub(super) fn igdn(
             f_hi = c.add(f_hi, term.hi);
         }
         rec.put("igdn.N", Iv::new(n_lo, n_hi));
-        let (f_lo, f_hi) = if crate::mutants::active("iv-igdn-r-from-n") {
-            (n_lo, n_hi)
-        } else {
-            (f_lo, f_hi)
-        };
+        let (f_lo, f_hi) = fault!("iv-igdn-r-from-n", (f_lo, f_hi), (n_lo, n_hi));
         let r = Iv::new(c.isqrt(f_lo.max(S::ZERO)), c.isqrt(f_hi.max(S::ZERO)));
         rec.put("igdn.r", r);
         let xr = c.corner(x, r);
@@ -74,11 +66,7 @@ pub(super) fn igdn(
 /// `layernorm_c` over `cin` channels: `ln.n` bounded by lemma L1.
 pub(super) fn layernorm_c(c: &mut Ctx, rec: &mut Rec, x: Iv, cin: u64, eps: u64, gamma: &[i64], beta: &[i64]) -> Out {
     let cc = su(cin);
-    let half_c = su(if crate::mutants::active("iv-ln-m-no-half") {
-        0
-    } else {
-        cin / 2
-    });
+    let half_c = su(fault!("iv-ln-m-no-half", cin / 2, 0));
     let (l, h) = (x.lo, x.hi);
     let s_iv = Iv::new(c.mul(cc, l.min(S::ZERO)), c.mul(cc, h.max(S::ZERO)));
     rec.put("ln.S", s_iv);
@@ -111,11 +99,7 @@ pub(super) fn layernorm_c(c: &mut Ctx, rec: &mut Rec, x: Iv, cin: u64, eps: u64,
     let na = c.neg(a);
     let fl = c.div_floor(na, r0);
     let dk2 = c.neg(fl);
-    let dd = if crate::mutants::active("iv-ln-dk-no-min") {
-        dk1
-    } else {
-        dk1.min(dk2)
-    };
+    let dd = fault!("iv-ln-dk-no-min", dk1.min(dk2), dk1);
     let ndd = c.neg(dd);
     rec.put("ln.dk", Iv::new(ndd, dd));
     // N = min(⌊(h − l)·⌊2^32/r0⌋ / 2^16⌋ + 1, N_max)
@@ -148,11 +132,7 @@ pub(super) fn l2norm(c: &mut Ctx, rec: &mut Rec, x: Iv, s: Shape, eps: u64) -> O
     let x2 = c.mul(xx, xx);
     let t = c.mul(l, x2);
     let e = su(eps);
-    let t = if crate::mutants::active("iv-l2-t-no-eps") {
-        t
-    } else {
-        c.add(t, e)
-    };
+    let t = fault!("iv-l2-t-no-eps", c.add(t, e), t);
     rec.put("l2.T", Iv::new(S::ZERO, t));
     let two32 = S::pow2(32);
     rec.put("rsq.num", Iv::point(two32));
@@ -171,11 +151,7 @@ pub(super) fn softmax(c: &mut Ctx, rec: &mut Rec, x: Iv, s: Shape) -> Out {
     rec.put("sm.diff", Iv::new(diff, S::ZERO));
     let u = c.sub(x.hi, x.lo);
     exp_neg_q16(c, rec, Iv::new(S::ZERO, u));
-    let e = S::from_i128(if crate::mutants::active("iv-softmax-e-2^16") {
-        65536
-    } else {
-        65553
-    });
+    let e = S::from_i128(fault!("iv-softmax-e-2^16", 65553, 65536));
     let sum = c.mul(wmax, e);
     rec.put("sm.sum", Iv::new(S::ZERO, sum));
     let a = c.mul(e, S::pow2(16));

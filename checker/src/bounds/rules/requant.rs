@@ -33,11 +33,7 @@ pub(super) fn chscale(
     let mut q: Option<Iv> = None;
     for ch in 0..n_c {
         rec.put("rq.t", x);
-        let rows = if crate::mutants::active("iv-chscale-all-rows") {
-            0..=(m.len() / n_c) as i64 - 1
-        } else {
-            sc.lo..=sc.hi
-        };
+        let rows = fault!("iv-chscale-all-rows", sc.lo..=sc.hi, 0..=(m.len() / n_c) as i64 - 1);
         for r in rows {
             let mv = m[r as usize * n_c + ch];
             let (p_iv, q_iv) = rq_pq(c, x, si(mv), s, round);

@@ -37,22 +37,15 @@ pub(super) fn r_round(c: &mut Ctx, p: S, s: u32, round: Round) -> S {
 pub(super) fn rq_pq(c: &mut Ctx, t: Iv, m: S, s: u32, round: Round) -> (Iv, Iv) {
     let a1 = c.mul(t.lo, m);
     let a2 = c.mul(t.hi, m);
-    let p = if crate::mutants::active("iv-rq-p-unordered") {
-        Iv::new(a1, a2)
-    } else {
-        Iv::new(a1.min(a2), a1.max(a2))
-    };
-    let addend = if round != Round::Floor && s >= 1 && !crate::mutants::active("iv-rq-p-no-addend") {
-        S::pow2(s - 1)
+    let (lo, hi) = fault!("iv-rq-p-unordered", (a1.min(a2), a1.max(a2)), (a1, a2));
+    let p = Iv::new(lo, hi);
+    let addend = if round != Round::Floor && s >= 1 {
+        fault!("iv-rq-p-no-addend", S::pow2(s - 1), S::ZERO)
     } else {
         S::ZERO
     };
     let p_rec = Iv::new(p.lo, c.add(p.hi, addend));
-    let q_from = if crate::mutants::active("iv-rq-q-with-addend") {
-        p_rec
-    } else {
-        p
-    };
+    let q_from = fault!("iv-rq-q-with-addend", p, p_rec);
     let q = Iv::new(r_round(c, q_from.lo, s, round), r_round(c, q_from.hi, s, round));
     (p_rec, q)
 }
@@ -64,12 +57,7 @@ pub(super) fn rq_rule(c: &mut Ctx, rec: &mut Rec, rq: &Rq, o: usize, t: Iv) -> I
     let (p, q) = rq_pq(c, t, m, rq.shift(o), rq.round);
     rec.put("rq.p", p);
     rec.put("rq.q", q);
-    let post = if crate::mutants::active("iv-rq-post-bias-ignored") {
-        0
-    } else {
-        rq.post(o)
-    };
-    let y = c.add_iv(q, si(post));
+    let y = c.add_iv(q, si(fault!("iv-rq-post-bias-ignored", rq.post(o), 0)));
     rec.put("rq.y", y);
     y
 }

@@ -1,7 +1,7 @@
 //! §8.3 `exp_neg_q16` (recorded for every `softmax`, `sigmoid` and `elu`), `sigmoid` and `elu`.
 
 use super::elementwise::abs_image;
-use super::{Out, plain, si};
+use super::{Out, plain, si, su};
 use crate::bounds::interval::{Iv, Rec, hull_into};
 use crate::bounds::sat::{Ctx, S};
 
@@ -13,11 +13,7 @@ pub(super) fn exp_neg_q16(c: &mut Ctx, rec: &mut Rec, u: Iv) {
     let nhi = c.div_floor(u.hi, k);
     let nl = Iv::new(c.mul(k, nlo), c.mul(k, nhi));
     rec.put("exp.nl", nl);
-    let t_lo = if crate::mutants::active("iv-exp-t2-from-zero") {
-        0
-    } else {
-        43245
-    };
+    let t_lo = fault!("iv-exp-t2-from-zero", 43245, 0);
     let t2 = Iv::new(
         c.mul(S::from_i128(t_lo), S::from_i128(t_lo)),
         c.mul(S::from_i128(88670), S::from_i128(88670)),
@@ -31,11 +27,7 @@ pub(super) fn exp_neg_q16(c: &mut Ctx, rec: &mut Rec, u: Iv) {
 pub(super) fn sigmoid(c: &mut Ctx, rec: &mut Rec, x: Iv) -> Out {
     let u = abs_image(c, x);
     exp_neg_q16(c, rec, u);
-    let num = if crate::mutants::active("iv-sigmoid-num-2^32") {
-        S::pow2(32)
-    } else {
-        c.mul(S::from_i128(65553), S::pow2(16))
-    };
+    let num = fault!("iv-sigmoid-num-2^32", c.mul(su(65553), S::pow2(16)), S::pow2(32));
     rec.put("sig.num", Iv::new(S::ZERO, num));
     plain(vec![Iv::new(S::ZERO, S::pow2(16))])
 }
@@ -46,11 +38,7 @@ pub(super) fn elu(c: &mut Ctx, rec: &mut Rec, x: Iv, alpha: i64) -> Out {
     let nl = c.neg(x.lo);
     exp_neg_q16(c, rec, Iv::new(S::ZERO.max(nh), S::ZERO.max(nl)));
     let n16 = c.neg(S::pow2(16));
-    let top = if crate::mutants::active("iv-elu-p-no-17") {
-        0
-    } else {
-        17
-    };
+    let top = fault!("iv-elu-p-no-17", 17, 0);
     let p = c.corner(Iv::point(si(alpha)), Iv::new(n16, S::from_i128(top)));
     rec.put("elu.p", p);
     let mut y: Option<Iv> = None;
