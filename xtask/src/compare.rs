@@ -1,7 +1,7 @@
 //! Comparing two trees of canonical files record by record, and naming the first
 //! difference of each file as `file:line id field: committed vs recomputed`.
 
-use crate::jsondiff;
+use crate::jsondiff::{self, short};
 use serde_json::Value;
 use std::ops::ControlFlow;
 use std::path::Path;
@@ -75,10 +75,6 @@ fn field(x: &Value, y: &Value) -> Option<(String, Value, Value)> {
         ControlFlow::Break(())
     });
     first
-}
-
-fn short(v: &Value) -> String {
-    clip(&v.to_string())
 }
 
 fn clip(s: &str) -> String {

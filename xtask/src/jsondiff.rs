@@ -5,6 +5,7 @@
 
 use serde_json::Value;
 use std::collections::BTreeSet;
+use std::io::Write;
 use std::ops::ControlFlow;
 
 /// One step of a path into a value.
@@ -80,6 +81,45 @@ pub fn at<'a>(root: &'a Value, path: &[Step]) -> Option<&'a Value> {
         Step::Key(k) => v.get(*k),
         Step::Index(i) => v.get(*i),
     })
+}
+
+/// A value's JSON as a report shows it: at most 120 bytes, cut at a character with `…`.
+pub fn short(v: &Value) -> String {
+    // Written only as far as shown: a value may be a tensor of millions of elements.
+    let mut head = Head(Vec::new());
+    let _ = serde_json::to_writer(&mut head, v);
+    let s = String::from_utf8_lossy(&head.0);
+    if s.len() > 120 {
+        // Cut at a character boundary: a received value may hold any UTF-8.
+        let cut = (0..=117).rev().find(|&i| s.is_char_boundary(i)).unwrap_or(0);
+        format!("{}…", &s[..cut])
+    } else {
+        s.into_owned()
+    }
+}
+
+/// A writer that keeps the first [`Head::KEEP`] bytes written to it, then refuses more.
+struct Head(Vec<u8>);
+
+impl Head {
+    /// Enough to tell a value longer than [`short`] shows.
+    const KEEP: usize = 124;
+}
+
+impl Write for Head {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let room = Head::KEEP.saturating_sub(self.0.len());
+        if room == 0 {
+            return Err(std::io::ErrorKind::WriteZero.into());
+        }
+        let n = buf.len().min(room);
+        self.0.extend_from_slice(&buf[..n]);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 #[cfg(test)]

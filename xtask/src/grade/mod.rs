@@ -36,7 +36,7 @@ use scale::*;
 
 use crate::arrays;
 use crate::check::strip;
-use crate::jsondiff;
+use crate::jsondiff::{self, short};
 use roles::{Grading, Target};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
