@@ -7,7 +7,7 @@
 //! ```
 use std::path::Path;
 use std::time::Instant;
-use wai_checker::cis2::receipt::{self, Tininess};
+use wai_checker::cis2::vector::{self, Tininess};
 use wai_checker_testgen::cis2_synth::{self, Spec};
 
 fn main() {
@@ -23,7 +23,7 @@ fn main() {
         cis2_synth::write_model(dir, &Spec::smollm2_shape(), 1).expect("write");
     }
     let t = Instant::now();
-    match receipt::receipt(dir, receipt::PINNED_PROMPT, steps, Tininess::host(), false) {
+    match vector::receipt(dir, vector::PINNED_PROMPT, steps, Tininess::host(), false) {
         Ok(r) => print!("{r}"),
         Err(e) => {
             eprintln!("{e}");

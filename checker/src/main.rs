@@ -265,7 +265,7 @@ fn run_lower(args: &[String]) -> ExitCode {
 /// `cis2`: the pinned decode's receipt (CIS-2 §2.1, §12.4, §13.1). Exit 0 with the receipt, 1 on a
 /// hash mismatch, a refusal or a failed check, 2 on a usage error.
 fn run_cis2(args: &[String]) -> ExitCode {
-    use cis2::receipt::{self, Tininess};
+    use cis2::vector::{self, Tininess};
     let Some((opts, pos)) = options(args, &["model-dir", "prompt", "gen-toks", "tininess"]) else {
         return usage();
     };
@@ -275,9 +275,9 @@ fn run_cis2(args: &[String]) -> ExitCode {
     if !pos.is_empty() {
         return usage();
     }
-    let prompt = opt(&opts, "prompt").unwrap_or(receipt::PINNED_PROMPT);
+    let prompt = opt(&opts, "prompt").unwrap_or(vector::PINNED_PROMPT);
     let gen_toks = match opt(&opts, "gen-toks").map(str::parse::<u64>) {
-        None => receipt::PINNED_GEN_TOKS,
+        None => vector::PINNED_GEN_TOKS,
         Some(Ok(n)) => n,
         Some(Err(_)) => {
             eprintln!("wai-checker: cis2: --gen-toks is not a non-negative integer");
@@ -293,7 +293,7 @@ fn run_cis2(args: &[String]) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match receipt::receipt(Path::new(dir), prompt, gen_toks, rule, true) {
+    match vector::receipt(Path::new(dir), prompt, gen_toks, rule, true) {
         Ok(lines) => {
             print!("{lines}");
             ExitCode::SUCCESS

@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use wai_checker::cis2::arith::{After, Before, Rule};
 use wai_checker::cis2::decode::{self, Files};
-use wai_checker::cis2::{env, pinned, receipt, reduce, rope, tokenizer};
+use wai_checker::cis2::{env, pinned, reduce, rope, tokenizer, vector};
 use wai_checker::fill;
 use wai_checker::request::LineError;
 use wai_checker_testgen::cis2_synth::{self, Spec, tokenizer_json};
@@ -412,7 +412,7 @@ fn a_small_decode_end_to_end() {
     let out = fill_in(Some(&tree), &line).ok().unwrap();
     assert_eq!(fill_in(Some(&tree), &out).ok().unwrap(), out);
     // The receipt: two runs agree (§12.4) and give the fill's digests.
-    let r = receipt::receipt(&m, "Once upon a time", 6, receipt::Tininess::After, false).unwrap();
+    let r = vector::receipt(&m, "Once upon a time", 6, vector::Tininess::After, false).unwrap();
     assert!(
         r.starts_with(&format!(
             "CIS2_REF digest={} prompt_idx=0 prompt_toks=4 gen_toks=6 dtype=fp32\n",
@@ -422,7 +422,7 @@ fn a_small_decode_end_to_end() {
     );
     assert!(r.contains(&format!("argmax_digest={}\n", e["argmax_digest"].as_str().unwrap())));
     // The pinned hashes are checked: this model is not the pinned one.
-    let err = receipt::receipt(&m, "Once upon a time", 6, receipt::Tininess::After, true).unwrap_err();
+    let err = vector::receipt(&m, "Once upon a time", 6, vector::Tininess::After, true).unwrap_err();
     assert!(
         err.contains("model.safetensors: sha256 ") && err.contains("80521b40281d6ce7"),
         "{err}"
@@ -550,9 +550,9 @@ fn refusals_in_order() {
 
 #[test]
 fn config_numbers_are_read_from_their_text() {
-    use wai_checker::cis2::model;
+    use wai_checker::cis2::artifact;
     let text = br#"{"a": {"rms_norm_eps": 3}, "rms_norm_eps": 1e-05, "rope_theta": 100000, "x": [1, 2.5]}"#;
-    let t = model::top_level_number_texts(std::str::from_utf8(text).unwrap());
+    let t = artifact::top_level_number_texts(std::str::from_utf8(text).unwrap());
     assert_eq!(t["rms_norm_eps"], "1e-05");
     assert_eq!(t["rope_theta"], "100000");
     assert!(!t.contains_key("x"));

@@ -3,7 +3,7 @@
 //! layouts on hand-laid buffers, every refusal code, request errors and the environment check.
 
 use serde_json::{Value, json};
-use wai_checker::dequant::{core, env, fill as dfill};
+use wai_checker::dequant::{env, fill as dfill, numeric};
 use wai_checker::fill;
 use wai_checker::request::LineError;
 
@@ -232,21 +232,21 @@ fn numeric(q: &[i128], scale: u32, zero_point: i64) -> (Vec<String>, Vec<String>
 fn bf16_narrowing_hand_worked() {
     // (bits + 0x7fff + ((bits >> 16) & 1)) >> 16:
     // 0x3f808000: low half 0x8000 is a tie, upper 0x3f80 even: 0x3f808000 + 0x7fff + 0 = 0x3f80ffff → 3f80.
-    assert_eq!(core::bf16_bits(f32::from_bits(0x3f80_8000)), 0x3f80);
+    assert_eq!(numeric::bf16_bits(f32::from_bits(0x3f80_8000)), 0x3f80);
     // 0x3f818000: a tie with odd upper 0x3f81: + 0x7fff + 1 = 0x3f820000 → 3f82 (to even, up).
-    assert_eq!(core::bf16_bits(f32::from_bits(0x3f81_8000)), 0x3f82);
+    assert_eq!(numeric::bf16_bits(f32::from_bits(0x3f81_8000)), 0x3f82);
     // 0x3f808001: just above the tie: 0x3f810000 → 3f81.
-    assert_eq!(core::bf16_bits(f32::from_bits(0x3f80_8001)), 0x3f81);
+    assert_eq!(numeric::bf16_bits(f32::from_bits(0x3f80_8001)), 0x3f81);
     // f32::MAX 0x7f7fffff: + 0x7fff + 1 = 0x7f807fff → 7f80, BF16 infinity.
-    assert_eq!(core::bf16_bits(f32::MAX), 0x7f80);
+    assert_eq!(numeric::bf16_bits(f32::MAX), 0x7f80);
     // 0x7f7f7fff, just below the tie with the overflow: 0x7f7ffffe → 7f7f (BF16's largest finite).
-    assert_eq!(core::bf16_bits(f32::from_bits(0x7f7f_7fff)), 0x7f7f);
+    assert_eq!(numeric::bf16_bits(f32::from_bits(0x7f7f_7fff)), 0x7f7f);
     // A tiny negative, −2^-149 = 0x80000001: + 0x7fff = 0x80008000 → 8000, −0.
-    assert_eq!(core::bf16_bits(f32::from_bits(0x8000_0001)), 0x8000);
+    assert_eq!(numeric::bf16_bits(f32::from_bits(0x8000_0001)), 0x8000);
     // −0x80008000 is a tie with even upper 0x8000: 0x8000ffff → 8000, −0 again.
-    assert_eq!(core::bf16_bits(f32::from_bits(0x8000_8000)), 0x8000);
+    assert_eq!(numeric::bf16_bits(f32::from_bits(0x8000_8000)), 0x8000);
     // ∞ stays ∞: 0xff800000 + 0x7fff = 0xff807fff → ff80.
-    assert_eq!(core::bf16_bits(f32::NEG_INFINITY), 0xff80);
+    assert_eq!(numeric::bf16_bits(f32::NEG_INFINITY), 0xff80);
 
     // Through the core: scale = f32::MAX, q = 1, zp = 0 → difference 1, output f32::MAX (7f7fffff),
     // BF16 7f80 (∞); q = 2 → 2·MAX overflows binary32: 7f800000, BF16 7f80.
@@ -467,10 +467,10 @@ fn hardware_core_equals_the_exact_model() {
     let mut n = 0;
     for &s in scales {
         for &z in zero_points {
-            let p = core::prepare(&checked, f32::from_bits(s), z);
+            let p = numeric::prepare(&checked, f32::from_bits(s), z);
             for q in i8::MIN..=i8::MAX {
-                let y = core::output(&checked, &p, q);
-                let got = (y.to_bits(), core::bf16_bits(y));
+                let y = numeric::output(&checked, &p, q);
+                let got = (y.to_bits(), numeric::bf16_bits(y));
                 assert_eq!(got, model(q, s, z), "q {q}, scale {s:08x}, zero point {z}");
                 n += 1;
             }

@@ -2,7 +2,7 @@
 //! material (`wai_checker_testgen::stage::random_pmf`): every slot written, each `next` in range
 //! with its doublings, each column's symbol in exactly `P[k]` slots.
 
-use wai_checker::stage::mans::{doublings, latent_slots, sym_of};
+use wai_checker::stage::mans_decode::{doublings, latent_slots, sym_of};
 use wai_checker_testgen::random::Rng;
 use wai_checker_testgen::stage::random_pmf;
 

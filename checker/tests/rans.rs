@@ -4,7 +4,7 @@
 //! and saturation.
 
 use wai_checker::stage::dec::Dec;
-use wai_checker::stage::rans::{End, Escape, Modes, TableIn, TableRule, decode};
+use wai_checker::stage::rans64_decode::{End, Escape, Modes, TableIn, TableRule, decode};
 use wai_checker::stage::{Code, Refusal, SR};
 use wai_checker_testgen::random::Rng;
 use wai_checker_testgen::stage::{Step, encode, escape_steps, random_cdf};

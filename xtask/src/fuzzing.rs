@@ -542,7 +542,7 @@ pub fn streams(data: &[u8]) -> Result<(), String> {
 pub fn safetensors(data: &[u8]) -> Result<(), String> {
     use wai_oracle::cis2::artifact::SafeTensors;
     let ours = SafeTensors::parse(data);
-    let theirs = wai_checker::cis2::model::safetensors(data);
+    let theirs = wai_checker::cis2::artifact::safetensors(data);
     match (&ours, &theirs) {
         (Err(_), Err(_)) => Ok(()),
         (Ok(_), Err(e)) => Err(format!("the checker refuses ({e}) what the oracle accepts")),
@@ -556,9 +556,9 @@ pub fn safetensors(data: &[u8]) -> Result<(), String> {
                 let mine = o.tensor(name, &shape);
                 match (e.dtype == "BF16", mine) {
                     (true, Ok(values)) => {
-                        let widened = c.bytes[e.begin..e.end]
-                            .chunks_exact(2)
-                            .map(|b| wai_checker::cis2::model::widen_bf16(u16::from_le_bytes([b[0], b[1]])).to_bits());
+                        let widened = c.bytes[e.begin..e.end].chunks_exact(2).map(|b| {
+                            wai_checker::cis2::artifact::widen_bf16(u16::from_le_bytes([b[0], b[1]])).to_bits()
+                        });
                         if !values.iter().map(|v| v.0).eq(widened) {
                             return Err(format!("tensor {name:?}: the widened values differ"));
                         }
@@ -607,9 +607,9 @@ pub fn config(data: &[u8]) -> Result<(), String> {
     use wai_oracle::cis2::artifact::Config;
     use wai_oracle::cis2::{Arith, F64, Soft};
     let ours = Config::json(data).and_then(|o| Config::read(&Soft::X86_64, &o));
-    let theirs = wai_checker::cis2::model::config_json(data)
+    let theirs = wai_checker::cis2::artifact::config_json(data)
         .map_err(|e| ("artifact_malformed", e))
-        .and_then(|v| wai_checker::cis2::model::config(&v, data).map_err(|e| ("config_unsupported", e)));
+        .and_then(|v| wai_checker::cis2::artifact::config(&v, data).map_err(|e| ("config_unsupported", e)));
     match (&ours, &theirs) {
         (Err(a), Err((b, _))) if a.code.as_str() == *b => Ok(()),
         (Ok(o), Ok(c)) => {

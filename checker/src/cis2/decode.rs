@@ -3,7 +3,7 @@
 //! §3.4 and the digests of §12.1 (the witness chain in its corrected order, C4) and §12.2.
 
 use super::arith::{Rule, canonical_nan};
-use super::model::{self, Config, Refusal, Weights};
+use super::artifact::{self, Config, Refusal, Weights};
 use super::pinned::{rsqrt, silu, table_digest};
 use super::reduce::{argmax, dot_seq, matvec, rmsnorm, softmax};
 use super::rope;
@@ -62,11 +62,11 @@ pub struct Artifact {
 /// Checks the files in docs/protocol.md's order — the formats (safetensors, config, tokenizer),
 /// then the config's values, then the tensors in §2.5's order — and widens the weights.
 pub fn open(files: &Files) -> Result<Artifact, Refusal> {
-    let st = model::safetensors(&files.safetensors).map_err(Refusal::ArtifactMalformed)?;
-    let cfg_json = model::config_json(&files.config).map_err(Refusal::ArtifactMalformed)?;
+    let st = artifact::safetensors(&files.safetensors).map_err(Refusal::ArtifactMalformed)?;
+    let cfg_json = artifact::config_json(&files.config).map_err(Refusal::ArtifactMalformed)?;
     let tokenizer = tokenizer::load(&files.tokenizer).map_err(Refusal::ArtifactMalformed)?;
-    let config = model::config(&cfg_json, &files.config).map_err(Refusal::ConfigUnsupported)?;
-    let weights = model::weights(&st, &config).map_err(Refusal::TensorMismatch)?;
+    let config = artifact::config(&cfg_json, &files.config).map_err(Refusal::ConfigUnsupported)?;
+    let weights = artifact::weights(&st, &config).map_err(Refusal::TensorMismatch)?;
     Ok(Artifact {
         config,
         weights,

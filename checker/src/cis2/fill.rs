@@ -5,9 +5,9 @@
 //! gains an `"aarch64"` member, the whole `expect` under aarch64's rule, when that differs.
 
 use super::arith::{After, Before, Rule, hex32};
+use super::artifact::widen_bf16;
 use super::decode::{self, Files};
 use super::env;
-use super::model::widen_bf16;
 use super::pinned;
 use super::reduce;
 use super::rope;
@@ -293,7 +293,7 @@ pub fn decode_expect<R: Rule>(art: &decode::Artifact, ids: &[u32], gen_toks: usi
 /// A decode record's `expect` for the model folder `dir`: a refusal or both rules' results.
 pub fn decode_record(dir: &Path, prompt: &str, gen_toks: Option<u64>) -> Result<J, LineError> {
     let files = Files::read(dir).map_err(|e| LineError::Bad(format!("model: {e}")))?;
-    let refuse = |r: super::model::Refusal| J::obj(vec![("refuse", J::str(r.code()))]);
+    let refuse = |r: super::artifact::Refusal| J::obj(vec![("refuse", J::str(r.code()))]);
     let art = match decode::open(&files) {
         Ok(a) => a,
         Err(r) => return Ok(refuse(r)),

@@ -11,10 +11,11 @@
 //! - [`reduce`]: §5's reductions and the row-parallel matvec, §8 RMSNorm, §9.3 softmax, §11.2
 //!   argmax;
 //! - [`rope`]: RoPE (§7);
-//! - [`model`]: safetensors (C9), `config.json` (C7), the tensors (§2.5, C8), §4's widening;
+//! - [`artifact`]: safetensors (C9), `config.json` (C7), the tensors (§2.5, C8), §4's widening;
 //! - [`tokenizer`]: §3.1 (C5, C6), over the `tokenizers` crate v0.23.1 (§3.1.2);
 //! - [`decode`]: §3.4, §9–§11 and the digests of §12;
-//! - [`fill`], [`receipt`]: the suites' `fill` and the `cis2` command.
+//! - [`fill`]: the suites' `fill`;
+//! - [`vector`]: the pinned vector, §2.1's hashes and the receipt of the `cis2` command.
 //!
 //! # Method, where it differs from the spec's text
 //!
@@ -33,12 +34,12 @@
 #![allow(clippy::assign_op_pattern)]
 
 pub mod arith;
+pub mod artifact;
 pub mod decode;
 pub mod env;
 pub mod fill;
-pub mod model;
 pub mod pinned;
-pub mod receipt;
 pub mod reduce;
 pub mod rope;
 pub mod tokenizer;
+pub mod vector;

@@ -3,11 +3,11 @@
 //! numerical-core record (`numeric.jsonl`). The filled line echoes the request's members and adds
 //! the computed `expect`, canonically.
 
-use super::check::{self, Code};
-use super::core;
+use super::call::check::{self, Code};
+use super::call::exec::{self, Stop};
+use super::call::request;
 use super::env;
-use super::exec::{self, Stop};
-use super::request;
+use super::numeric;
 use crate::canon::{self, J};
 use crate::request::{Bad, LineError};
 use serde_json::Value;
@@ -63,7 +63,7 @@ pub fn call_expect(call: &request::Call) -> Result<J, LineError> {
 
 /// A numerical-core record's `expect`: each `q`'s binary32 and BF16 outputs.
 pub fn numeric_expect(n: &request::Numeric) -> Result<J, LineError> {
-    if !core::scale_admitted(n.scale_bits) {
+    if !numeric::scale_admitted(n.scale_bits) {
         return Err(LineError::Bad(format!(
             "in.scale: {:08x} is a scale the contract refuses (NaN, infinite, zero or negative): not a numeric record",
             n.scale_bits
@@ -72,11 +72,11 @@ pub fn numeric_expect(n: &request::Numeric) -> Result<J, LineError> {
     let (mut f32s, mut bf16s) = (Vec::with_capacity(n.q.len()), Vec::with_capacity(n.q.len()));
     if !n.q.is_empty() {
         let checked = env::check().map_err(LineError::Bad)?;
-        let p = core::prepare(&checked, f32::from_bits(n.scale_bits), n.zero_point);
+        let p = numeric::prepare(&checked, f32::from_bits(n.scale_bits), n.zero_point);
         for &q in &n.q {
-            let y = core::output(&checked, &p, q);
+            let y = numeric::output(&checked, &p, q);
             f32s.push(J::Str(format!("{:08x}", y.to_bits())));
-            bf16s.push(J::Str(format!("{:04x}", core::bf16_bits(y))));
+            bf16s.push(J::Str(format!("{:04x}", numeric::bf16_bits(y))));
         }
     }
     Ok(J::obj(vec![("bf16", J::Arr(bf16s)), ("f32", J::Arr(f32s))]))

@@ -3,12 +3,12 @@
 //!
 //! - [`env`]: the floating-point environment, read (never written) and self-tested before any
 //!   arithmetic: round to nearest, gradual underflow, masked traps; other ISAs are refused;
-//! - [`core`]: the separately rounded `zp`, `difference`, `output` and the BF16 narrowing (D1);
-//! - [`request`]: the two record forms of docs/protocol.md read into typed values (request errors);
-//! - [`check`]: the checks of D3 in order, giving a plan or a refusal code;
+//! - [`numeric`]: the separately rounded `zp`, `difference`, `output` and the BF16 narrowing (D1);
+//! - [`call`]: a whole call: [`call::request`], the two record forms of docs/protocol.md read into
+//!   typed values (request errors); [`call::check`], the checks of D3 in order, giving a plan or a
+//!   refusal code; [`call::exec`], a checked call's execution into its output buffer;
 //! - [`layout`]: the input layouts (D4, D5) as a closed-form size and a physical walk, and the output
 //!   placement (D6); [`nat`]: integers of any size, for output strides;
-//! - [`exec`]: a checked call's execution into its output buffer;
 //! - [`fill`]: `numeric.jsonl` and `calls.jsonl`/`layout.jsonl` filling.
 //!
 //! # Method, where it differs from the contract's text
@@ -26,11 +26,9 @@
 //!   and places each element by its logical coordinates; the walk's end offset is checked against
 //!   the closed-form size.
 
-pub mod check;
-pub mod core;
+pub mod call;
 pub mod env;
-pub mod exec;
 pub mod fill;
 pub mod layout;
 pub mod nat;
-pub mod request;
+pub mod numeric;

@@ -4,12 +4,12 @@
 //! | lowering | module | capabilities | roles |
 //! |---|---|---|---|
 //! | `int_synth/1` | [`int_synth`] | `wai.neural.int_synth` | `synth` |
-//! | `whm1/1` | [`whm1`] | `wai.neural.int_hyper`, `wai.video.int_hyper` | `h_s`, `g_s` |
-//! | `whm1/1` | [`whm1`] | `wai.splat.int_codec` | `g_s` |
-//! | `wam1/1` | [`wam1`] | `wai.audio.int_codec` | `g_s` |
-//! | `wmb1/1` | [`wmb1`] | `wai.neural.int_mlicpp` | `h_s`, `entropy`, `g_s` |
-//! | `world/1` | [`world`] | `wai.world.model` | `T`, `g_s` |
-//! | `jpegai-int/1` | [`jpegai_int`] | `wai.image.jpegai` | `hs_y`, `hs_uv` |
+//! | `whm1/1` | [`whm`] | `wai.neural.int_hyper`, `wai.video.int_hyper` | `h_s`, `g_s` |
+//! | `whm1/1` | [`whm`] | `wai.splat.int_codec` | `g_s` |
+//! | `wam1/1` | [`whm::wam1`] | `wai.audio.int_codec` | `g_s` |
+//! | `wmb1/1` | [`whm::wmb1`] | `wai.neural.int_mlicpp` | `h_s`, `entropy`, `g_s` |
+//! | `world/1` | [`whm::world`] | `wai.world.model` | `T`, `g_s` |
+//! | `jpegai-int/1` | [`jpegai`] | `wai.image.jpegai` | `hs_y`, `hs_uv` |
 //!
 //! [`scale_path`] decodes through the `jpegai-int/1` bundle's scale graphs: the scale path and the
 //! entropy decodes of §13.6.1, as scale-path records.
@@ -28,13 +28,10 @@
 
 pub mod form;
 pub mod int_synth;
-pub mod jpegai_int;
+pub mod jpegai;
 pub mod scale_path;
 pub mod source;
-pub mod wam1;
-pub mod whm1;
-pub mod wmb1;
-pub mod world;
+pub mod whm;
 
 use crate::bounds::Profile;
 use crate::bounds::certificate::{self, Certified};
@@ -181,13 +178,13 @@ pub fn run(lowering: Lowering, capability: &str, claim: Option<Profile>, files: 
     };
     let lowered = match lowering {
         Lowering::IntSynth => int_synth::lower(&files[0].bytes).map(|b| vec![("synth".to_string(), b)]),
-        Lowering::Whm1 => whm1::lower(&files[0].bytes, whm1_roles(capability)),
-        Lowering::Wam1 => wam1::lower(&files[0].bytes),
-        Lowering::Wmb1 => wmb1::lower(&files[0].bytes),
-        Lowering::World => world::lower(&files[0].bytes),
+        Lowering::Whm1 => whm::lower(&files[0].bytes, whm1_roles(capability)),
+        Lowering::Wam1 => whm::wam1::lower(&files[0].bytes),
+        Lowering::Wmb1 => whm::wmb1::lower(&files[0].bytes),
+        Lowering::World => whm::world::lower(&files[0].bytes),
         Lowering::JpegaiInt => {
             let fs: Vec<(String, Vec<u8>)> = files.iter().map(|f| (f.name.clone(), f.bytes.clone())).collect();
-            jpegai_int::lower(&fs)
+            jpegai::lower(&fs)
         }
     };
     let graphs = match lowered {

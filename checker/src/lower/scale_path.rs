@@ -3,7 +3,7 @@
 //! `"bundle"` member.
 //!
 //! **Filling.** The bundle is read with every load check of §13.6.1 and its two scale graphs are
-//! lowered ([`crate::lower::jpegai_int`]) and loaded against `acc64` (docs/assumptions.md L7); a
+//! lowered ([`crate::lower::jpegai`]) and loaded against `acc64` (docs/assumptions.md L7); a
 //! refusal is `"load": "model_mismatch"` with no planes. Otherwise each plane (luma `y`: `C = 160`,
 //! `cdfs_y`, `hs_y`, SORP, `skip = 0`; chroma `uv`: `C = 96`, `cdfs_uv`, `hs_uv`, SORS,
 //! `skip = 160`) is decoded on its own, a refused plane not stopping the other (L7):
@@ -24,12 +24,13 @@
 use crate::bounds::Profile;
 use crate::bounds::certificate;
 use crate::canon::{self, J};
-use crate::lower::{self, jpegai_int};
+use crate::lower::{self, jpegai};
 use crate::request::{LineError, members};
 use crate::run::{Given, Outcome, Sequence};
+use crate::stage::block_stat::{self, DecTensor};
 use crate::stage::dec::Dec;
-use crate::stage::mans::{self, SpanIn};
-use crate::stage::scalar::{self, DecTensor};
+use crate::stage::mans_decode::{self, SpanIn};
+use crate::stage::scalar;
 use crate::whg1::Graph;
 use crate::whg1::load;
 use serde_json::Value;
@@ -71,7 +72,7 @@ fn positions(v: &[i64], c: usize, grfs: &[bool]) -> Result<Positions, &'static s
         shape: [c as u64, 16, 16],
         data: vd,
     };
-    let likely = scalar::block_stat(&x, &dec(8), &dec(6), &dec(0), &dec(4351)).map_err(|r| r.code.name())?;
+    let likely = block_stat::block_stat(&x, &dec(8), &dec(6), &dec(0), &dec(4351)).map_err(|r| r.code.name())?;
     let edges = [dec(1003), dec(1352), dec(1937)];
     let table = [
         [-31, 20, 122, 181].map(dec).to_vec(),
@@ -89,7 +90,7 @@ fn positions(v: &[i64], c: usize, grfs: &[bool]) -> Result<Positions, &'static s
 }
 
 /// Decodes one plane: its outputs, or the code that refuses it.
-fn plane(b: &jpegai_int::Bundle, p: &Plane, soz: &[u8]) -> Result<Result<PlaneOut, &'static str>, LineError> {
+fn plane(b: &jpegai::Bundle, p: &Plane, soz: &[u8]) -> Result<Result<PlaneOut, &'static str>, LineError> {
     // 1. The hyper-latent: skip rows with cdfs_y's rows, then C rows with the plane's.
     let rows: Vec<Vec<Dec>> = b.cdfs_y[..p.skip]
         .iter()
@@ -97,7 +98,7 @@ fn plane(b: &jpegai_int::Bundle, p: &Plane, soz: &[u8]) -> Result<Result<PlaneOu
         .map(|r| r.iter().map(|&x| dec(x)).collect())
         .collect();
     let lengths = vec![dec(16); rows.len()];
-    let syms = match mans::decode_fac(soz, &rows, &lengths) {
+    let syms = match mans_decode::decode_fac(soz, &rows, &lengths) {
         Ok(s) => s,
         Err(r) => return Ok(Err(r.code.name())),
     };
@@ -130,7 +131,7 @@ fn plane(b: &jpegai_int::Bundle, p: &Plane, soz: &[u8]) -> Result<Result<PlaneOu
             sigma: sigma[ch * 256..(ch + 1) * 256].to_vec(),
         })
         .collect();
-    let y_q = match mans::decode_sgm(p.latent, &pmf, &bounds, &spans) {
+    let y_q = match mans_decode::decode_sgm(p.latent, &pmf, &bounds, &spans) {
         Ok(s) => s.into_iter().flatten().collect(),
         Err(r) => return Ok(Err(r.code.name())),
     };
@@ -217,12 +218,12 @@ pub fn fill_line(v: &Value) -> Result<String, LineError> {
     let soz = lower::hex_field(&pm["soz"], "soz").map_err(bad)?;
     let sorp = lower::hex_field(&pm["sorp"], "sorp").map_err(bad)?;
     let sors = lower::hex_field(&pm["sors"], "sors").map_err(bad)?;
-    let grfs_y = bools(&pm["grfs_y"], jpegai_int::CY as usize, "grfs_y").map_err(bad)?;
-    let grfs_uv = bools(&pm["grfs_uv"], jpegai_int::CUV as usize, "grfs_uv").map_err(bad)?;
+    let grfs_y = bools(&pm["grfs_y"], jpegai::CY as usize, "grfs_y").map_err(bad)?;
+    let grfs_uv = bools(&pm["grfs_uv"], jpegai::CUV as usize, "grfs_uv").map_err(bad)?;
 
     let mut expect = vec![];
     // The bundle's load checks, the lowering, and the load of both graphs against acc64.
-    let loaded = jpegai_int::read(&files).ok().and_then(|b| {
+    let loaded = jpegai::read(&files).ok().and_then(|b| {
         let gy = load::check(&b.hs_y).ok()?;
         let guv = load::check(&b.hs_uv).ok()?;
         for g in [&gy, &guv] {
@@ -237,7 +238,7 @@ pub fn fill_line(v: &Value) -> Result<String, LineError> {
         Some((b, gy, guv)) => {
             expect.push(("load", J::str("ok")));
             let y = Plane {
-                c: jpegai_int::CY as usize,
+                c: jpegai::CY as usize,
                 rows: &b.cdfs_y,
                 skip: 0,
                 graph: &gy.graph,
@@ -245,9 +246,9 @@ pub fn fill_line(v: &Value) -> Result<String, LineError> {
                 grfs: &grfs_y,
             };
             let uv = Plane {
-                c: jpegai_int::CUV as usize,
+                c: jpegai::CUV as usize,
                 rows: &b.cdfs_uv,
-                skip: fault!("scale-path-chroma-no-skip", jpegai_int::CY as usize, 0),
+                skip: fault!("scale-path-chroma-no-skip", jpegai::CY as usize, 0),
                 graph: &guv.graph,
                 latent: &sors,
                 grfs: &grfs_uv,
@@ -268,7 +269,7 @@ pub fn fill_line(v: &Value) -> Result<String, LineError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lower::jpegai_int::tests::bundle;
+    use crate::lower::jpegai::tests::bundle;
 
     fn record(files: &[(String, Vec<u8>)], soz: &str, grfs_y: usize) -> String {
         let b: Vec<String> = files

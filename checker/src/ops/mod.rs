@@ -9,7 +9,9 @@ mod elementwise;
 mod linear;
 mod movement;
 mod norm;
+mod requant;
 pub mod rq;
+mod scalar_fn;
 
 use crate::plan::Shape;
 use crate::whg1::{Op, OpKind};
@@ -62,15 +64,15 @@ pub fn eval(op: &Op, ins: &[&Tensor], outs: &[Shape], scalars: &[i64]) -> E<Vec<
     match &op.kind {
         OpKind::Conv(p) => one(linear::conv(p, x, o)?),
         OpKind::ConvT(p) => one(linear::conv_transpose(p, x, o)?),
-        OpKind::Rescale(rq) => one(elementwise::rescale(rq, x)?),
+        OpKind::Rescale(rq) => one(requant::rescale(rq, x)?),
         OpKind::Chscale {
             scalar,
             round,
             shift,
             m,
             ..
-        } => one(elementwise::chscale(x, scalars[*scalar], *round, u32::from(*shift), m)?),
-        OpKind::Mul(rq) => one(elementwise::mul(rq, x, ins[1])?),
+        } => one(requant::chscale(x, scalars[*scalar], *round, u32::from(*shift), m)?),
+        OpKind::Mul(rq) => one(requant::mul(rq, x, ins[1])?),
         OpKind::Lut16 { table, .. } => one(elementwise::lut16(x, table)?),
         OpKind::Add => one(elementwise::add(x, ins[1])?),
         OpKind::ChunkAdd => one(elementwise::chunk_add(x)?),
@@ -85,8 +87,8 @@ pub fn eval(op: &Op, ins: &[&Tensor], outs: &[Shape], scalars: &[i64]) -> E<Vec<
         OpKind::LayerNorm { eps, gamma, beta } => one(norm::layernorm_c(x, *eps, gamma, beta)?),
         OpKind::L2Norm { eps } => one(norm::l2norm(x, *eps)?),
         OpKind::Softmax => one(norm::softmax(x)?),
-        OpKind::Sigmoid => one(elementwise::map(x, norm::sigmoid)?),
-        OpKind::Elu(alpha) => one(elementwise::map(x, |v| norm::elu(v, *alpha))?),
+        OpKind::Sigmoid => one(elementwise::map(x, scalar_fn::sigmoid)?),
+        OpKind::Elu(alpha) => one(elementwise::map(x, |v| scalar_fn::elu(v, *alpha))?),
         OpKind::Gram { groups, rq } => one(contraction::gram(x, ins[1], *groups, rq, o)?),
         OpKind::Apply { groups, rq } => one(contraction::apply(x, ins[1], *groups, rq)?),
         _ => movement::eval(op, ins, outs, scalars),

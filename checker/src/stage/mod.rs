@@ -7,9 +7,11 @@
 //! E8 `mans_decode`, E9 `residual_step`, E13 `coding_order`. A request naming E10–E12 or any
 //! other name is a line error.
 
+pub mod block_stat;
+pub mod coding_order;
 pub mod dec;
-pub mod mans;
-pub mod rans;
+pub mod mans_decode;
+pub mod rans64_decode;
 pub mod scalar;
 
 use crate::canon::{self, J};
@@ -76,7 +78,7 @@ fn hex_bytes(v: &Value, field: &str) -> Result<Vec<u8>, Bad> {
     hex::decode(s).map_err(|e| format!("{field}: {e}"))
 }
 
-fn tensor(v: &Value, field: &str) -> Result<scalar::DecTensor, Bad> {
+fn tensor(v: &Value, field: &str) -> Result<block_stat::DecTensor, Bad> {
     let m = members(v, field, &["data", "shape"], &[])?;
     let shape = shape(&m["shape"], &format!("{field}.shape"))?;
     let data = ints(&m["data"], &format!("{field}.data"))?;
@@ -87,7 +89,7 @@ fn tensor(v: &Value, field: &str) -> Result<scalar::DecTensor, Bad> {
             &format!("holds {} elements, not C·H·W = {c}·{h}·{w}", data.len()),
         );
     }
-    Ok(scalar::DecTensor { shape, data })
+    Ok(block_stat::DecTensor { shape, data })
 }
 
 /// One of several names.
@@ -125,25 +127,25 @@ fn compute(op: &str, inp: &Value, modes: &Value) -> Result<J, LineError> {
         "rans64_decode" => {
             let mm = members(modes, "modes", &["end", "escape", "table"], &["hi", "lo"]).map_err(bad)?;
             let table = match choice(&mm["table"], "modes.table", &["t4097", "t2"]).map_err(bad)? {
-                "t4097" => rans::TableRule::T4097,
-                _ => rans::TableRule::T2,
+                "t4097" => rans64_decode::TableRule::T4097,
+                _ => rans64_decode::TableRule::T2,
             };
             let escape = match choice(&mm["escape"], "modes.escape", &["lenient", "strict"]).map_err(bad)? {
                 "lenient" => {
                     members(modes, "modes", &["end", "escape", "table"], &[]).map_err(bad)?;
-                    rans::Escape::Lenient
+                    rans64_decode::Escape::Lenient
                 }
                 _ => {
                     members(modes, "modes", &["end", "escape", "hi", "lo", "table"], &[]).map_err(bad)?;
-                    rans::Escape::Strict {
+                    rans64_decode::Escape::Strict {
                         lo: int(&mm["lo"], "modes.lo").map_err(bad)?,
                         hi: int(&mm["hi"], "modes.hi").map_err(bad)?,
                     }
                 }
             };
             let end = match choice(&mm["end"], "modes.end", &["canonical", "final_only"]).map_err(bad)? {
-                "canonical" => rans::End::Canonical,
-                _ => rans::End::FinalOnly,
+                "canonical" => rans64_decode::End::Canonical,
+                _ => rans64_decode::End::FinalOnly,
             };
             let m = members(inp, "in", &["reads", "stream", "tables"], &[]).map_err(bad)?;
             let stream = hex_bytes(&m["stream"], "in.stream").map_err(bad)?;
@@ -152,14 +154,14 @@ fn compute(op: &str, inp: &Value, modes: &Value) -> Result<J, LineError> {
             for (i, t) in array(&m["tables"], "in.tables").map_err(bad)?.iter().enumerate() {
                 let f = format!("in.tables[{i}]");
                 let tm = members(t, &f, &["cdf", "offset"], &[]).map_err(bad)?;
-                tables.push(rans::TableIn {
+                tables.push(rans64_decode::TableIn {
                     cdf: ints(&tm["cdf"], &format!("{f}.cdf")).map_err(bad)?,
                     offset: int(&tm["offset"], &format!("{f}.offset")).map_err(bad)?,
                 });
             }
-            let modes = rans::Modes { table, escape, end };
+            let modes = rans64_decode::Modes { table, escape, end };
             expect(
-                rans::decode(&stream, &tables, &reads, &modes)
+                rans64_decode::decode(&stream, &tables, &reads, &modes)
                     .map(|s| vec![("symbols", J::Arr(s.iter().map(J::int).collect()))]),
             )
         }
@@ -198,7 +200,7 @@ fn compute(op: &str, inp: &Value, modes: &Value) -> Result<J, LineError> {
             let m = members(inp, "in", &["b", "hi", "lo", "s", "x"], &[]).map_err(bad)?;
             let g = |k: &str| int(&m[k], &format!("in.{k}")).map_err(bad);
             let x = tensor(&m["x"], "in.x").map_err(bad)?;
-            let r = scalar::block_stat(&x, &g("b")?, &g("s")?, &g("lo")?, &g("hi")?);
+            let r = block_stat::block_stat(&x, &g("b")?, &g("s")?, &g("lo")?, &g("hi")?);
             expect(r.map(|out| {
                 vec![(
                     "out",
@@ -262,9 +264,9 @@ fn compute(op: &str, inp: &Value, modes: &Value) -> Result<J, LineError> {
                         .collect::<Result<Vec<_>, _>>()
                         .map_err(bad)?;
                     let sigma = ints(&sm["sigma"], &format!("{f}.sigma")).map_err(bad)?;
-                    spans.push(mans::SpanIn { mask, sigma });
+                    spans.push(mans_decode::SpanIn { mask, sigma });
                 }
-                expect(mans::decode_sgm(&memory, &pmf, &bounds, &spans).map(rows_j))
+                expect(mans_decode::decode_sgm(&memory, &pmf, &bounds, &spans).map(rows_j))
             } else {
                 let m = members(inp, "in", &["lengths", "memory", "mode", "rows"], &[]).map_err(bad)?;
                 let memory = hex_bytes(&m["memory"], "in.memory").map_err(bad)?;
@@ -276,7 +278,7 @@ fn compute(op: &str, inp: &Value, modes: &Value) -> Result<J, LineError> {
                     .map(|(i, r)| ints(r, &format!("in.rows[{i}]")))
                     .collect::<Result<Vec<_>, _>>()
                     .map_err(bad)?;
-                expect(mans::decode_fac(&memory, &rows, &lengths).map(rows_j))
+                expect(mans_decode::decode_fac(&memory, &rows, &lengths).map(rows_j))
             }
         }
         "residual_step" => {
@@ -295,15 +297,15 @@ fn compute(op: &str, inp: &Value, modes: &Value) -> Result<J, LineError> {
                     if let Some(a) = m.get("anchor") {
                         boolean(a, "in.anchor").map_err(bad)?;
                     }
-                    scalar::Order::Raster
+                    coding_order::Order::Raster
                 }
                 _ => match m.get("anchor") {
-                    Some(a) => scalar::Order::Checkerboard(boolean(a, "in.anchor").map_err(bad)?),
+                    Some(a) => coding_order::Order::Checkerboard(boolean(a, "in.anchor").map_err(bad)?),
                     None => return Err(bad("in.anchor: missing".into())),
                 },
             };
             expect(
-                scalar::coding_order(shape, order)
+                coding_order::coding_order(shape, order)
                     .and_then(|ix| one("indices", J::Arr(ix.iter().map(J::int).collect()))),
             )
         }

@@ -1,6 +1,6 @@
-//! The stage operators without a stream: E2 `dequantize`, E3 `bucket`, E4 `coded`, E5
-//! `scale_index`, E6 `block_stat`, E7 `band_lookup`, E9 `residual_step` and E13 `coding_order`
-//! (§5E).
+//! The stage operators on single values: E2 `dequantize`, E3 `bucket`, E4 `coded`, E5
+//! `scale_index`, E7 `band_lookup` and E9 `residual_step` (§5E); E6 `block_stat` is in
+//! [`super::block_stat`], E13 `coding_order` in [`super::coding_order`].
 //!
 //! Each computes in its fixed width (§5E, §7.4). Request values are [`Dec`]s of any length; where one
 //! passes the width, the operator says why and how it is handled, never by wrapping.
@@ -10,7 +10,7 @@ use super::{Code, Refusal, SR};
 use ethnum::I256;
 
 /// A condition refusal: before any element, `at = −1`.
-fn cond<T>(code: Code) -> SR<T> {
+pub(super) fn cond<T>(code: Code) -> SR<T> {
     Err(Refusal { code, at: -1 })
 }
 
@@ -100,7 +100,7 @@ pub fn coded(v: &Dec, thr: &Dec) -> bool {
 /// `R_half_up(v, s)` (§2) in I256 for `s ≤ 127`, read from the remainder's bits: `⌊v / 2^s⌋`, plus 1
 /// when the low `s` bits reach `2^(s−1)`. Never overflows: with `s ≥ 1` the quotient is below
 /// `2^254`.
-fn r_half_up_256(v: I256, s: u32) -> I256 {
+pub(super) fn r_half_up_256(v: I256, s: u32) -> I256 {
     if s == 0 {
         return v;
     }
@@ -127,7 +127,7 @@ fn floor_any(v: &Dec, s: u32) -> Dec {
 }
 
 /// A shift in `0..=127`, the condition of E5 and E6.
-fn shift(s: &Dec) -> SR<u32> {
+pub(super) fn shift(s: &Dec) -> SR<u32> {
     if within(s, 0, 127) {
         Ok(s.clamped() as u32)
     } else {
@@ -160,15 +160,8 @@ pub fn elems(shape: [u64; 3]) -> Option<u128> {
     shape.iter().try_fold(1u128, |n, &d| n.checked_mul(u128::from(d)))
 }
 
-/// A request tensor `[C, H, W]`, its elements in CHW order.
-#[derive(Clone, Debug)]
-pub struct DecTensor {
-    pub shape: [u64; 3],
-    pub data: Vec<Dec>,
-}
-
 /// `clamp(v, lo, hi)` for `lo ≤ hi`, exactly.
-fn clamp_dec(v: Dec, lo: &Dec, hi: &Dec) -> Dec {
+pub(super) fn clamp_dec(v: Dec, lo: &Dec, hi: &Dec) -> Dec {
     if &v < lo {
         lo.clone()
     } else if &v > hi {
@@ -176,64 +169,6 @@ fn clamp_dec(v: Dec, lo: &Dec, hi: &Dec) -> Dec {
     } else {
         v
     }
-}
-
-/// E6 `block_stat(x; b, s, lo, hi)`, for `b ≥ 1`, `s` in `0..=127` and `lo ≤ hi`; `x` has every side
-/// at least 1 and at most `2^26` elements (§3).
-///
-/// A block whose values all fit i128 is summed in I256 (fewer than `2^64` terms, so `|S| < 2^191`)
-/// and rounded there; a block holding a value past i128 is summed exactly by columns
-/// (`Dec::sum`) and rounded by long division. The clamp compares exactly, so `lo` and `hi` may
-/// have any length. A side `b` past the plane's sides is one block per plane.
-pub fn block_stat(x: &DecTensor, b: &Dec, s: &Dec, lo: &Dec, hi: &Dec) -> SR<Vec<Dec>> {
-    if b.clamped() < 1 {
-        return cond(Code::ModelMismatch);
-    }
-    let s = shift(s)?;
-    if lo > hi {
-        return cond(Code::ModelMismatch);
-    }
-    let [c, h, w] = x.shape;
-    if c == 0 || h == 0 || w == 0 {
-        return cond(Code::ModelMismatch);
-    }
-    if elems([c, h, w]).is_none_or(|n| n > 1 << 26) {
-        return cond(Code::TooLarge);
-    }
-    let (c, h, w) = (c as usize, h as usize, w as usize);
-    // b ≥ max(H, W) tiles each plane with one block, as b = max(H, W) does.
-    let b = match b.to_i128() {
-        Some(v) if v < h.max(w) as i128 => v as usize,
-        _ => h.max(w),
-    };
-    let small: Vec<Option<i128>> = x.data.iter().map(Dec::to_i128).collect();
-    let (lo_w, hi_w) = (lo.to_i256(), hi.to_i256());
-    let mut out = vec![Dec::ZERO; x.data.len()];
-    for ch in 0..c {
-        let plane = ch * h * w;
-        for by in (0..h).step_by(b) {
-            for bx in (0..w).step_by(b) {
-                let cells =
-                    || (by..(by + b).min(h)).flat_map(move |y| (bx..(bx + b).min(w)).map(move |x| plane + y * w + x));
-                let s = fault!("block-stat-shift-full-blocks-only", s, if_full(s, cells().count(), b));
-                let v = if cells().all(|k| small[k].is_some()) {
-                    let sum = cells().fold(I256::ZERO, |a, k| a + I256::from(small[k].expect("fits")));
-                    let r = fault!("block-stat-floor", r_half_up_256(sum, s), sum >> s);
-                    match (lo_w, hi_w) {
-                        (Some(l), Some(u)) => Dec::from_i256(r.clamp(l, u)),
-                        _ => clamp_dec(Dec::from_i256(r), lo, hi),
-                    }
-                } else {
-                    let terms: Vec<&Dec> = cells().map(|k| &x.data[k]).collect();
-                    clamp_dec(Dec::sum(&terms).r_half_up(s), lo, hi)
-                };
-                for k in cells() {
-                    out[k] = v.clone();
-                }
-            }
-        }
-    }
-    Ok(out)
 }
 
 /// E7 `band_lookup(v, e, table, row)`: `band = #{ k : v ≥ e_k }`, then `table[row][band]`. `row` must
@@ -252,12 +187,6 @@ pub fn band_lookup<'a>(v: &Dec, edges: &[Dec], table: &'a [Vec<Dec>], row: &Dec)
         .filter(|e| fault!("band-lookup-gt", v >= *e, v > *e))
         .count();
     Ok(&entries[band])
-}
-
-/// `block-stat-shift-full-blocks-only`: `s` for a block of `b × b` cells, else 0.
-#[cfg(feature = "mutants")]
-fn if_full(s: u32, cells: usize, b: usize) -> u32 {
-    if cells == b * b { s } else { 0 }
 }
 
 /// E9 `residual_step(pred, r, q, lo, hi) = clamp(pred + r·q, lo, hi)`, for `lo < hi`,
@@ -307,38 +236,6 @@ fn form32_wide(p64: i64, r: i32, q: i32, lo64: i64, hi64: i64) -> i64 {
     let big_r = (i128::from(hi64) - i128::from(lo64)) / i128::from(q) + 1;
     let v = i128::from(p64) + i128::from(r).clamp(-big_r, big_r) * i128::from(q);
     v.clamp(lo64.into(), hi64.into()) as i64 // within [lo, hi]
-}
-
-/// E13's order.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Order {
-    Raster,
-    Checkerboard(bool),
-}
-
-/// E13 `coding_order`: each element's CHW position, in coding order. A side of 0 is a condition
-/// (`model_mismatch`), and a shape past `2^26` elements is `too_large` (docs/assumptions.md S5).
-pub fn coding_order(shape: [u64; 3], order: Order) -> SR<Vec<u64>> {
-    let [c, h, w] = shape;
-    if c == 0 || h == 0 || w == 0 {
-        return cond(Code::ModelMismatch);
-    }
-    let Some(n) = elems(shape).filter(|&n| n <= 1 << 26) else {
-        return cond(Code::TooLarge);
-    };
-    let all = 0..n as u64;
-    Ok(match order {
-        Order::Raster => all.collect(),
-        Order::Checkerboard(anchor) => {
-            // Position k is (c, y, x) with y = ⌊k / W⌋ mod H and x = k mod W.
-            let anchor = fault!("checkerboard-anchor-inverted", anchor, !anchor);
-            all.filter(|k| {
-                let parity = k / w % h + k % w + fault!("checkerboard-parity-with-channel", 0, k / (w * h));
-                (parity % 2 == 0) == anchor
-            })
-            .collect()
-        }
-    })
 }
 
 #[cfg(test)]
@@ -450,54 +347,6 @@ mod tests {
     }
 
     #[test]
-    fn block_stat_facts() {
-        let x = DecTensor {
-            shape: [2, 2, 3],
-            data: (1..=12).map(di).collect(),
-        };
-        // b = 2: blocks {1,2,4,5}, {3,6}, per channel; s applied whatever the block's size.
-        let out = block_stat(&x, &di(2), &di(0), &di(-30), &di(30)).unwrap();
-        let got: Vec<i128> = out.iter().map(|v| v.to_i128().unwrap()).collect();
-        assert_eq!(got, [12, 12, 9, 12, 12, 9, 30, 30, 21, 30, 30, 21]);
-        let out = block_stat(&x, &di(2), &di(2), &di(0), &di(7)).unwrap();
-        let got: Vec<i128> = out.iter().map(|v| v.to_i128().unwrap()).collect();
-        assert_eq!(got, [3, 3, 2, 3, 3, 2, 7, 7, 5, 7, 7, 5]);
-        // A side past the plane, and one past 2^64: one block per plane.
-        for b in [di(3), di(1 << 70)] {
-            let out = block_stat(&x, &b, &di(0), &di(-100), &di(100)).unwrap();
-            assert!(out[..6].iter().all(|v| *v == di(21)) && out[6..].iter().all(|v| *v == di(57)));
-        }
-        let z = DecTensor {
-            shape: [1, 0, 1],
-            data: vec![],
-        };
-        assert_eq!(
-            refused(block_stat(&z, &di(1), &di(0), &di(0), &di(1))),
-            (Code::ModelMismatch, -1)
-        );
-        assert_eq!(
-            refused(block_stat(&x, &di(0), &di(0), &di(0), &di(1))),
-            (Code::ModelMismatch, -1)
-        );
-        assert_eq!(
-            refused(block_stat(&x, &di(1), &di(128), &di(0), &di(1))),
-            (Code::ModelMismatch, -1)
-        );
-        assert_eq!(
-            refused(block_stat(&x, &di(1), &di(0), &di(2), &di(1))),
-            (Code::ModelMismatch, -1)
-        );
-        // Values past i128 cancel exactly.
-        let big = format!("1{}", "0".repeat(60));
-        let y = DecTensor {
-            shape: [1, 1, 3],
-            data: vec![d(&big), di(7), d(&format!("-{big}"))],
-        };
-        let out = block_stat(&y, &di(4), &di(1), &di(-100), &di(100)).unwrap();
-        assert!(out.iter().all(|v| *v == di(4)));
-    }
-
-    #[test]
     fn band_lookup_facts() {
         let e = [di(1003), di(1352), di(1937)];
         let t = vec![
@@ -573,29 +422,5 @@ mod tests {
         assert_eq!(c(1, 1, 0, 0, 5), (Code::ModelMismatch, -1));
         assert_eq!(c(1, 1, 65536, 0, 5), (Code::ModelMismatch, -1));
         assert_eq!(c(1, 1 << 31, 1, 0, 5), (Code::ModelMismatch, -1));
-    }
-
-    #[test]
-    fn coding_order_facts() {
-        assert_eq!(coding_order([2, 1, 3], Order::Raster), Ok(vec![0, 1, 2, 3, 4, 5]));
-        assert_eq!(
-            coding_order([2, 2, 3], Order::Checkerboard(true)),
-            Ok(vec![0, 2, 4, 6, 8, 10])
-        );
-        assert_eq!(
-            coding_order([2, 2, 3], Order::Checkerboard(false)),
-            Ok(vec![1, 3, 5, 7, 9, 11])
-        );
-        assert_eq!(coding_order([1, 2, 2], Order::Checkerboard(true)), Ok(vec![0, 3]));
-        assert_eq!(coding_order([1, 1, 1], Order::Checkerboard(false)), Ok(vec![]));
-        assert_eq!(
-            refused(coding_order([0, u64::MAX, 1], Order::Raster)),
-            (Code::ModelMismatch, -1)
-        );
-        assert_eq!(
-            refused(coding_order([1, 8192, 8193], Order::Raster)),
-            (Code::TooLarge, -1)
-        );
-        assert_eq!(coding_order([1, 8192, 8192], Order::Raster).unwrap().len(), 1 << 26);
     }
 }

@@ -1,7 +1,8 @@
 //! `whm1/1` (§13.2): `WHM1` networks, over the project's JSON rendering of the form
 //! (docs/protocol.md, *Lowerings*; docs/assumptions.md L3, PROVISIONAL). The network reader, the
 //! range predicates `P_ℓ` with their binary search, the layers as operators and the RGB8 step are
-//! shared by `wam1/1` (§13.3, [`Family::Wam1`]), `wmb1/1` (§13.4) and `world/1` (§13.5).
+//! shared by `wam1/1` (§13.3, [`Family::Wam1`], [`wam1`]), `wmb1/1` (§13.4, [`wmb1`]) and `world/1`
+//! (§13.5, [`world`]).
 //!
 //! A network is `{ "afrac", "gf", "shift", "layers": [ … ] }`, each layer `{ "tag", … }`:
 //!
@@ -24,6 +25,10 @@
 //! **Method.** `P_ℓ` is evaluated exactly in `U256` (every value it forms is below `2^240`: the
 //! term count `c·k·k < 2^96`, `Wm ≤ 2^15`, `X ≤ 2^63`, `Mm ≤ 2^63`), and `isqrt` of `N ≤ 2^127 − 1`
 //! in `u128` bit by bit; `X_ℓ` is the literal binary search on `[0, 2^63]` of §13.2.
+
+pub mod wam1;
+pub mod wmb1;
+pub mod world;
 
 use super::form::{Form, clamp_params, opcode};
 use super::source::{self, I16, I32, I64, R, U32, refuse};

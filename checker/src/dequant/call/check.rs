@@ -6,10 +6,10 @@
 //! (input, then output), `null_pointer`, `alignment`, `address_overflow` (address + capacity past
 //! 2^64), `aliasing`.
 
-use super::core;
-use super::layout::{self, InGeom, Kind};
-use super::nat::Nat;
 use super::request::{Call, Channels, DType, Layout};
+use crate::dequant::layout::{self, InGeom, Kind};
+use crate::dequant::nat::Nat;
+use crate::dequant::numeric;
 
 /// A refusal code (docs/protocol.md "DetessDequant").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -108,7 +108,7 @@ pub fn plan(call: &Call) -> Result<Plan, Code> {
         return Err(Code::Ports);
     };
     // scale: by its bits.
-    if !core::scale_admitted(call.scale_bits) {
+    if !numeric::scale_admitted(call.scale_bits) {
         return Err(Code::Scale);
     }
     // rank: 1–6 for both specs; MlaCBlocked input 3–6.

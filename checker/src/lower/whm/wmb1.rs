@@ -6,9 +6,9 @@
 //! Load check beyond §13.2's: the three networks and the bundle share one `afrac` in `1..=30`
 //! (§15.2, integer-payloads §14).
 
-use super::form::Form;
-use super::source::{self, R, refuse};
-use super::whm1::{self, Family};
+use crate::lower::form::Form;
+use crate::lower::source::{self, R, refuse};
+use crate::lower::whm::{self, Family};
 
 pub const ROLES: [&str; 3] = ["h_s", "entropy", "g_s"];
 
@@ -18,14 +18,14 @@ pub fn lower(file: &[u8]) -> R<Vec<(String, Vec<u8>)>> {
     let afrac = source::int_member(top, "afrac", 1, 30, "wmb1.json")? as u32;
     let mut out = Vec::new();
     for role in ROLES {
-        let net = whm1::read(source::member(top, role, "wmb1.json")?, Family::Whm1, role)?;
+        let net = whm::read(source::member(top, role, "wmb1.json")?, Family::Whm1, role)?;
         if net.header.afrac != afrac {
             return refuse(format!("{role}.afrac: not the bundle's afrac {afrac}"));
         }
         let mut f = Form::new();
-        let mut x = whm1::graph(&mut f, &net, Family::Whm1)?;
+        let mut x = whm::graph(&mut f, &net, Family::Whm1)?;
         if role == "g_s" {
-            x = whm1::rgb8(&mut f, x, afrac);
+            x = whm::rgb8(&mut f, x, afrac);
         }
         out.push((role.to_string(), f.bytes(&[x])?));
     }

@@ -11,16 +11,16 @@
 //! layer-0 range check; `T`'s layers (§13.2); `clamp(−2^afrac, 2^afrac)`, the graph's output.
 //! **`g_s`** is `whm1/1` with the RGB8 step.
 
-use super::form::{Form, clamp_params, opcode};
-use super::source::{self, I64, R, U32, refuse};
-use super::whm1::{self, Family};
+use crate::lower::form::{Form, clamp_params, opcode};
+use crate::lower::source::{self, I64, R, U32, refuse};
+use crate::lower::whm::{self, Family};
 use crate::whg1::write::P;
 
 pub fn lower(file: &[u8]) -> R<Vec<(String, Vec<u8>)>> {
     let doc = source::parse(file, "world.json")?;
     let top = source::object(&doc, "world.json")?;
-    let t = whm1::read(source::member(top, "T", "world.json")?, Family::Whm1, "T")?;
-    let g = whm1::read(source::member(top, "g_s", "world.json")?, Family::Whm1, "g_s")?;
+    let t = whm::read(source::member(top, "T", "world.json")?, Family::Whm1, "T")?;
+    let g = whm::read(source::member(top, "g_s", "world.json")?, Family::Whm1, "g_s")?;
     if t.header.afrac != g.header.afrac {
         return refuse("T.afrac and g_s.afrac differ");
     }
@@ -54,15 +54,15 @@ pub fn lower(file: &[u8]) -> R<Vec<(String, Vec<u8>)>> {
         parts.push(f.op1(opcode::FILL, &[z], 1, params));
     }
     let x0 = f.op1(opcode::CONCAT, &parts, t.in_channels, vec![]);
-    let x = whm1::append(&mut f, &t, x0, Family::Whm1)?;
+    let x = whm::append(&mut f, &t, x0, Family::Whm1)?;
     let cx = f.channels(x);
     let bound = (1i64 << t.header.afrac) - fault!("world-clamp-one-short", 0, 1);
     let out = f.op1(opcode::CLAMP, &[x], cx, clamp_params(-bound, bound));
     let t_bytes = f.bytes(&[out])?;
     // g_s.
     let mut f = Form::new();
-    let x = whm1::graph(&mut f, &g, Family::Whm1)?;
-    let x = whm1::rgb8(&mut f, x, g.header.afrac);
+    let x = whm::graph(&mut f, &g, Family::Whm1)?;
+    let x = whm::rgb8(&mut f, x, g.header.afrac);
     Ok(vec![("T".to_string(), t_bytes), ("g_s".to_string(), f.bytes(&[x])?)])
 }
 

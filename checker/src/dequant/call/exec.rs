@@ -4,9 +4,9 @@
 //! particular floating-point mode; a nonempty one checks the environment first.
 
 use super::check::{OutType, Plan};
-use super::core;
-use super::env;
 use super::request::InBuf;
+use crate::dequant::env;
+use crate::dequant::numeric;
 
 /// Why an execution did not complete.
 #[derive(Debug)]
@@ -24,7 +24,7 @@ pub fn execute(plan: &Plan, input: &InBuf, out: &mut [u8]) -> Result<(), Stop> {
         return Ok(());
     }
     let checked = env::check().map_err(Stop::Environment)?;
-    let prepared = core::prepare(&checked, plan.scale, plan.zero_point);
+    let prepared = numeric::prepare(&checked, plan.scale, plan.zero_point);
     let width = plan.out.width();
     let end = plan.input.walk(&plan.shape, |offset, coords| {
         if offset >= plan.need {
@@ -32,7 +32,7 @@ pub fn execute(plan: &Plan, input: &InBuf, out: &mut [u8]) -> Result<(), Stop> {
         }
         // Past the given bytes the buffer holds zeros up to its capacity (at least `need`).
         let q = input.bytes.get(offset as usize).copied().unwrap_or(0) as i8;
-        let value = core::output(&checked, &prepared, q);
+        let value = numeric::output(&checked, &prepared, q);
         let mut at: u64 = 0;
         for (&i, &s) in coords.iter().zip(&plan.strides) {
             at = i
@@ -47,7 +47,7 @@ pub fn execute(plan: &Plan, input: &InBuf, out: &mut [u8]) -> Result<(), Stop> {
             .ok_or_else(|| format!("output offset {at} outside the span {}", plan.span))?;
         match plan.out {
             OutType::F32 => slot.copy_from_slice(&value.to_bits().to_le_bytes()),
-            OutType::Bf16 => slot.copy_from_slice(&core::bf16_bits(value).to_le_bytes()),
+            OutType::Bf16 => slot.copy_from_slice(&numeric::bf16_bits(value).to_le_bytes()),
         }
         Ok(())
     });

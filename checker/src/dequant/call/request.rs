@@ -9,8 +9,8 @@
 //! size …) are read as they are and left
 //! to [`super::check`]. Nothing here allocates by a capacity.
 
-use super::nat::Nat;
 use crate::canon::{self, J};
+use crate::dequant::nat::Nat;
 use crate::request::{Bad, array, at, bad, int_str, members, string};
 use serde_json::{Map, Value};
 

@@ -1,7 +1,7 @@
 //! `wam1/1` (§13.3): a `WAM1` network (`wai.audio.int_codec`), over the project's JSON rendering
 //! `{ "g_s": network }` (docs/assumptions.md L3, PROVISIONAL), lowered to `g_s` with the PCM step.
 //!
-//! The network is read and lowered by [`super::whm1`] with [`Family::Wam1`]: tensors `[C, 1, T]`,
+//! The network is read and lowered by [`super`] with [`Family::Wam1`]: tensors `[C, 1, T]`,
 //! tag 0 a one-dimensional `conv_transpose` whose term count is `c·k`, no tag 1. Scalar 0 is `t_out`,
 //! `[1, 2^26]` (§13.0's driver contract). **The PCM step**, after the last layer:
 //!
@@ -10,9 +10,9 @@
 //! 2. `rescale` with one multiplier 32767 (`m_bytes` 4), one shift `afrac`, no bias, `half_up`;
 //! 3. `clamp(−32768, 32767)`.
 
-use super::form::{Form, clamp_params, opcode};
-use super::source::{self, R};
-use super::whm1::{self, Family};
+use crate::lower::form::{Form, clamp_params, opcode};
+use crate::lower::source::{self, R};
+use crate::lower::whm::{self, Family};
 use crate::whg1::write::P;
 
 /// The PCM step's `check` range for an `afrac` in `1..=30`.
@@ -27,10 +27,10 @@ pub fn pcm_range(afrac: u32) -> (i64, i64) {
 pub fn lower(file: &[u8]) -> R<Vec<(String, Vec<u8>)>> {
     let doc = source::parse(file, "wam1.json")?;
     let top = source::object(&doc, "wam1.json")?;
-    let net = whm1::read(source::member(top, "g_s", "wam1.json")?, Family::Wam1, "g_s")?;
+    let net = whm::read(source::member(top, "g_s", "wam1.json")?, Family::Wam1, "g_s")?;
     let mut f = Form::new();
     f.scalar(1, 1 << 26);
-    let x = whm1::graph(&mut f, &net, Family::Wam1)?;
+    let x = whm::graph(&mut f, &net, Family::Wam1)?;
     let c = f.channels(x);
     // crop: y0, x0 and h constant (0, 0, 1), w scalar 0.
     let operand = |p: P, kind: u8, v: u32| p.u8(kind).zeros(3).u32(v);
@@ -42,7 +42,7 @@ pub fn lower(file: &[u8]) -> R<Vec<(String, Vec<u8>)>> {
         opcode::RESCALE,
         &[cropped],
         c,
-        whm1::rescale_const(32767, net.header.afrac),
+        whm::rescale_const(32767, net.header.afrac),
     );
     let out = f.op1(opcode::CLAMP, &[scaled], c, clamp_params(-32768, 32767));
     Ok(vec![("g_s".to_string(), f.bytes(&[out])?)])
