@@ -246,7 +246,7 @@ def run_node(node, values, dims, scalars, cx):
         value = node.p["value"] if node.p["kind"] == "const" else scalars[node.p["value"]]
         outs = lower.build_fill(g, node, ins, cx, dims, value)
     elif node.op == "chscale":
-        outs = [lower.build_chscale(g, node, ins, cx, dims, scalars)]
+        outs = lower.build_chscale(g, node, ins, cx, dims, scalars)
     else:
         outs = lower.BUILD[node.op](g, node, ins, cx, dims)
     for v, t in zip(outs, node.outs):

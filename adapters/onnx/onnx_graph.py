@@ -6,6 +6,9 @@ Every tensor between wai-ops nodes is an int64 numpy array in NCHW (`[1, C, H, W
 """
 
 import numpy as np
+import onnxruntime
+
+onnxruntime.set_default_logger_severity(3)  # no warnings about unused initializers on stderr
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 

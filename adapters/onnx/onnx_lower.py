@@ -95,7 +95,8 @@ def support_rq(node, cx):
     for key in ("rq.t", "rq.p", "rq.q", "rq.y"):
         need_fits(cx.inter(node, key), I64, key)
     bad = [s for s in set(rq.shift) if not shift_ok(s, rq.round)]
-    need(not bad, f"shift {max(bad)} with {rq.round}: 2^(s−1) passes int64")
+    if bad:
+        raise Unsupported(f"shift {max(bad)} with {rq.round}: 2^(s−1) passes int64")
 
 
 def per_channel(g, values, channels):
