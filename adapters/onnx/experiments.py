@@ -55,6 +55,7 @@ def qlinearconv(n_terms, s, xs, ws, bias=0):
 
 
 def main():
+    int64_minmax()
     integer_div()
     # acc = 2^24 + 2^17 + 1 (> 2^24: not a float32), s = 18: exact 65, float32(acc) = 2^24 + 2^17 -> 64.5 -> 64
     n = 1041
@@ -65,6 +66,28 @@ def main():
     print("QLinearConv tie below 2^24 (acc = 5·2^17 + 2^16, s = 17 -> 5.5 -> 6):", qlinearconv(1, 17, [1], [1], 5 * (1 << 17) + (1 << 16) - 1))
     print("QLinearConv tie, acc = 3 (s = 1 -> 1.5 -> 2):", qlinearconv(1, 1, [1], [3]))
     print("QLinearConv tie, acc = -5 (s = 1 -> -2.5 -> -2):", qlinearconv(1, 1, [1], [-5]))
+
+
+
+def int64_minmax():
+    """onnxruntime's int64 Max/Min/Clip against a constant: the exact results beside the backends'."""
+    cases = [("Max", [0, 0], 1 << 31), ("Max", [0], 1 << 31), ("Max", [0, 0, 0], 1 << 31),
+             ("Max", [5, 5], (1 << 31) + 1), ("Max", [0, 0], 1 << 32), ("Max", [-9, 0], 1 << 31),
+             ("Max", [(1 << 31), (1 << 31)], 0), ("Min", [0, 0], (1 << 31) + 5),
+             ("Min", [(1 << 32) + 1, (1 << 32) + 1], (1 << 32) + (1 << 31)),
+             ("Max", [-(1 << 31) - 1] * 2, -1), ("Max", [3 << 31] * 2, 1 << 31)]
+    for op, xs, c in cases:
+        x = np.array(xs, dtype=np.int64)
+        got = run([helper.make_node(op, ["x", "c"], ["y"])], {"x": x}, [("c", np.array(c, dtype=np.int64))], TensorProto.INT64)
+        f = max if op == "Max" else min
+        print(f"{op}({xs}, {c}): exact {[f(v, c) for v in xs]} | {got}")
+    x = np.zeros(4, dtype=np.int64)
+    got = run([helper.make_node("Clip", ["x", "lo", "hi"], ["y"])], {"x": x},
+              [("lo", np.array(1 << 31, dtype=np.int64)), ("hi", np.array((1 << 31) + 5, dtype=np.int64))], TensorProto.INT64)
+    print(f"Clip([0]*4, 2^31, 2^31 + 5): exact {[1 << 31] * 4} | {got}")
+    a, b = np.array([0, 0], dtype=np.int64), np.array([1 << 31, 1 << 31], dtype=np.int64)
+    got = run([helper.make_node("Max", ["a", "b"], ["y"])], {"a": a, "b": b}, [], TensorProto.INT64)
+    print(f"Max of two inputs [0, 0], [2^31, 2^31]: exact {[1 << 31] * 2} | {got}")
 
 
 if __name__ == "__main__":
