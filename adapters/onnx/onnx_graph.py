@@ -1,0 +1,118 @@
+"""A small builder of one-node ONNX models over the `onnx` helper API, and their run on a backend
+(docs/onnx.md): onnxruntime's CPU execution provider with default session options, or the ONNX
+reference evaluator (`onnx.reference.ReferenceEvaluator`).
+
+Every tensor between wai-ops nodes is an int64 numpy array in NCHW (`[1, C, H, W]`).
+"""
+
+import numpy as np
+import onnxruntime
+
+onnxruntime.set_default_logger_severity(3)  # no warnings about unused initializers on stderr
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+OPSET = 21
+IR_VERSION = 10
+
+INT = {
+    np.dtype(np.int8): (-(1 << 7), (1 << 7) - 1),
+    np.dtype(np.int16): (-(1 << 15), (1 << 15) - 1),
+    np.dtype(np.int32): (-(1 << 31), (1 << 31) - 1),
+    np.dtype(np.int64): (-(1 << 63), (1 << 63) - 1),
+    np.dtype(np.float64): (-(1 << 53), 1 << 53),  # every integer in it is exact
+}
+
+
+class AdapterBug(Exception):
+    """The backend rejected a graph this adapter built, or returned the wrong shape."""
+
+
+def fits(lo, hi, dtype):
+    a, b = INT[np.dtype(dtype)]
+    return a <= lo and hi <= b
+
+
+class Graph:
+    """One ONNX graph: inputs fed as int64 arrays, constants as initializers, int64 outputs."""
+
+    def __init__(self):
+        self.nodes, self.inits, self.feeds, self.outputs = [], [], {}, []
+        self.n = 0
+
+    def name(self, stem):
+        self.n += 1
+        return f"{stem}{self.n}"
+
+    def input(self, array):
+        n = self.name("in")
+        self.feeds[n] = np.ascontiguousarray(array)
+        return n
+
+    def const(self, values, dtype=np.int64, shape=None):
+        a = np.array(values, dtype=dtype)
+        if shape is not None:
+            a = a.reshape(shape)
+        n = self.name("c")
+        self.inits.append(numpy_helper.from_array(a, n))
+        return n
+
+    def op(self, kind, inputs, **attrs):
+        out = self.name(kind.lower())
+        self.nodes.append(helper.make_node(kind, list(inputs), [out], **attrs))
+        return out
+
+    def output(self, name):
+        self.outputs.append(name)
+
+    def model(self):
+        ins = [helper.make_tensor_value_info(n, TensorProto.INT64, a.shape) for n, a in self.feeds.items()]
+        outs = [helper.make_tensor_value_info(n, TensorProto.INT64, None) for n in self.outputs]
+        g = helper.make_graph(self.nodes, "node", ins, outs, initializer=self.inits)
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="wai-ops adapters/onnx")
+        m.ir_version = IR_VERSION
+        return m
+
+    def run(self, backend, what):
+        m = self.model()
+        try:
+            if backend == "onnxruntime":
+                import onnxruntime as ort
+                s = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+                got = s.run(None, self.feeds)
+            else:
+                from onnx.reference import ReferenceEvaluator
+                got = ReferenceEvaluator(m).run(None, self.feeds)
+        except Exception as e:  # noqa: BLE001 - a rejected graph is the adapter's bug
+            raise AdapterBug(f"{what}: {backend} failed: {type(e).__name__}: {str(e)[:300]}") from None
+        out = []
+        for a in got:
+            a = np.asarray(a)
+            if a.dtype != np.int64:
+                raise AdapterBug(f"{what}: {backend} returned {a.dtype}, not int64")
+            out.append(a)
+        return out
+
+
+# --- helpers ----------------------------------------------------------------------------------
+
+
+def i64(g, v):
+    """A scalar int64 constant (broadcasts)."""
+    return g.const(v, np.int64)
+
+
+def cast(g, x, dtype):
+    return g.op("Cast", [x], to=helper.np_dtype_to_tensor_dtype(np.dtype(dtype)))
+
+
+def slice_(g, x, starts, ends, axes):
+    return g.op("Slice", [x, g.const(starts), g.const(ends), g.const(axes)])
+
+
+def reshape(g, x, shape):
+    return g.op("Reshape", [x, g.const(shape)])
+
+
+def transpose(g, x, perm):
+    return g.op("Transpose", [x], perm=list(perm))

@@ -1,0 +1,77 @@
+"""Unit tests of the adapter's integer rewrites (§2's roundings from int64 ONNX operators) on both
+backends, and of the request checks.
+
+    adapters/onnx/.venv/bin/python -m unittest discover -s adapters/onnx -p 'test_*.py'
+"""
+
+import unittest
+
+import numpy as np
+
+import onnx_fill
+import onnx_lower
+from onnx_graph import Graph
+
+
+def r_floor(p, s):
+    return p >> s
+
+
+def r_half_up(p, s):
+    return p if s == 0 else (p + (1 << (s - 1))) >> s
+
+
+def r_half_even(p, s):
+    if s == 0:
+        return p
+    q, r, h = p >> s, p - ((p >> s) << s), 1 << (s - 1)
+    return q + 1 if r > h or (r == h and q % 2) else q
+
+
+R = {"floor": r_floor, "half_up": r_half_up, "half_even": r_half_even}
+I64 = (-(1 << 63), (1 << 63) - 1)
+
+
+def values(s, rnd):
+    """Every tie and its neighbours near 0, and the ends of int64 (less 2^(s−1) for half_up)."""
+    ps = set(range(-40, 41))
+    for k in range(-3, 4):
+        for e in (0, 1):
+            ps.update({k * (1 << s) + e * (1 << max(s - 1, 0)) + d for d in (-1, 0, 1)})
+    top = I64[1] - (1 << (s - 1) if rnd == "half_up" and s else 0)
+    ps.update({I64[0], I64[0] + 1, top, top - 1})
+    return sorted(p for p in ps if I64[0] <= p <= top)
+
+
+class Roundings(unittest.TestCase):
+    def test_round_pow2_is_r_round_on_both_backends(self):
+        for backend in onnx_fill.BACKENDS:
+            for rnd in R:
+                for s in [0, 1, 2, 3, 7, 16, 31, 32, 61, 62] + ([63, 64, 127] if rnd == "floor" else []):
+                    ps = values(min(s, 62), rnd)
+                    g = Graph()
+                    g.output(onnx_lower.round_pow2(g, g.input(np.array(ps, dtype=np.int64)), s, rnd))
+                    got = [int(v) for v in g.run(backend, "test")[0]]
+                    want = [R[rnd](p, s) for p in ps]
+                    self.assertEqual(got, want, (backend, rnd, s))
+
+    def test_shifts_past_62_only_floor(self):
+        self.assertTrue(onnx_lower.shift_ok(127, "floor"))
+        self.assertFalse(onnx_lower.shift_ok(63, "half_up"))
+        self.assertFalse(onnx_lower.shift_ok(63, "half_even"))
+        self.assertTrue(onnx_lower.shift_ok(62, "half_even"))
+
+
+class Requests(unittest.TestCase):
+    def test_integers_must_be_canonical(self):
+        for bad in ["01", "-0", "+1", "1.0", "", " 1", 1]:
+            with self.assertRaises(onnx_fill.RequestError):
+                onnx_fill.integer(bad, "f")
+        self.assertEqual(onnx_fill.integer("-12", "f"), -12)
+
+    def test_canonical_json(self):
+        self.assertEqual(onnx_fill.canonical({"id": "a", "b": ["1"]}), '{"b":["1"],"id":"a"}')
+
+
+if __name__ == "__main__":
+    unittest.main()
