@@ -7,7 +7,11 @@
 //! wai-checker certify [--capability NAME] [--lowering ID] [--set-sha256 HEX] G.whg1...
 //! wai-checker cis2 --model-dir DIR [--prompt P] [--gen-toks N] [--tininess after|before]
 //! wai-checker lower --lowering ID [--capability C] [--claim P] --out DIR FILES...
+//! wai-checker admissible --profile acc32|acc64 --tensor N G.whg1
 //! ```
+//!
+//! `admissible` prints tensor `N`'s admissible range (§8.4) as `[lo, hi]`, or `none: …` when `C(0)`
+//! fails (docs/protocol.md); exit 1 when the graph is refused at load or has no tensor `N`.
 //!
 //! `lower` writes each lowered graph as `DIR/<role>.whg1` and the certificate as
 //! `DIR/certificate.json` (docs/protocol.md, *Lowerings*), whatever of them the set reaches, and
@@ -23,6 +27,7 @@ use std::io::{Read, Write};
 use std::path::Path;
 use std::process::ExitCode;
 use wai_checker::bounds::Profile;
+use wai_checker::bounds::admissible::admissible;
 use wai_checker::lower::{self, Lowering};
 use wai_checker::{certify, cis2, dequant, fill};
 
@@ -32,7 +37,8 @@ fn usage() -> ExitCode {
          wai-checker dequant fill [--in FILE] [--out FILE]\n       \
          wai-checker cis2 --model-dir DIR [--prompt P] [--gen-toks N] [--tininess after|before]\n       \
          wai-checker certify [--capability NAME] [--lowering ID] [--set-sha256 HEX] G.whg1...\n       \
-         wai-checker lower --lowering ID [--capability C] [--claim P] --out DIR FILES..."
+         wai-checker lower --lowering ID [--capability C] [--claim P] --out DIR FILES...\n       \
+         wai-checker admissible --profile acc32|acc64 --tensor N G.whg1"
     );
     ExitCode::from(2)
 }
@@ -262,6 +268,56 @@ fn run_lower(args: &[String]) -> ExitCode {
     }
 }
 
+/// `admissible`: the admissible range of one tensor of one graph (§8.4). Exit 0 with the range or
+/// `none: …`, 1 when the graph is refused or unreadable or has no such tensor, 2 on a usage error.
+fn run_admissible(args: &[String]) -> ExitCode {
+    let Some((opts, files)) = options(args, &["profile", "tensor"]) else {
+        return usage();
+    };
+    let ([file], Some(p), Some(n)) = (files.as_slice(), opt(&opts, "profile"), opt(&opts, "tensor")) else {
+        return usage();
+    };
+    let profile = match p {
+        "acc32" => Profile::Acc32,
+        "acc64" => Profile::Acc64,
+        _ => {
+            eprintln!("wai-checker: admissible: --profile {p:?} is not acc32 or acc64");
+            return ExitCode::from(2);
+        }
+    };
+    let Ok(tensor) = n.parse::<usize>() else {
+        eprintln!("wai-checker: admissible: --tensor {n:?} is not a tensor index");
+        return ExitCode::from(2);
+    };
+    let bytes = match std::fs::read(file) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("wai-checker: {file}: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let checked = match wai_checker::whg1::load::check(&bytes) {
+        Ok(c) => c,
+        Err(code) => {
+            eprintln!("wai-checker: {file}: refused at load: {}", code.name());
+            return ExitCode::from(1);
+        }
+    };
+    if tensor >= checked.graph.tensors.len() {
+        eprintln!("wai-checker: {file}: tensor {tensor} does not exist");
+        return ExitCode::from(1);
+    }
+    let shapes = checked.shapes.as_deref();
+    match admissible(&checked.graph, shapes, &checked.pass, tensor, profile) {
+        Some((lo, hi)) => println!("[{lo}, {hi}]"),
+        None => println!(
+            "none: no value of tensor {tensor} lets its consumers meet {}",
+            profile.name()
+        ),
+    }
+    ExitCode::SUCCESS
+}
+
 /// `cis2`: the pinned decode's receipt (CIS-2 §2.1, §12.4, §13.1). Exit 0 with the receipt, 1 on a
 /// hash mismatch, a refusal or a failed check, 2 on a usage error.
 fn run_cis2(args: &[String]) -> ExitCode {
@@ -313,6 +369,7 @@ fn main() -> ExitCode {
         Some("certify") => run_certify(&args[1..]),
         Some("cis2") => run_cis2(&args[1..]),
         Some("lower") => run_lower(&args[1..]),
+        Some("admissible") => run_admissible(&args[1..]),
         _ => usage(),
     }
 }

@@ -1,5 +1,6 @@
 //! The bounds pass, the profiles and the certificate (§7–§9).
 
+pub mod admissible;
 pub mod certificate;
 pub mod interval;
 pub mod npu;
