@@ -17,128 +17,23 @@ A request that is not a request (not JSON, a missing member, a non-canonical int
 on stderr as `line N: <field>: <what>`; nothing is written for it and the exit status is 1.
 """
 
-import json
-import os
-import re
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tosa"))
-import whg1  # noqa: E402 - the WHG1 reader written from §10 (standard library only), shared with adapters/tosa
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "common"))
+import whg1  # noqa: E402 - the WHG1 reader written from §10, shared by the adapters
+from protocol import (  # noqa: E402 - the fill protocol's side, shared by the adapters
+    CAP, I64, Context, Refused, RequestError, Unsupported, canonical, certificate, decodes_of,
+    integer, not_supported, parse, serve, tensor, too_large,
+)
 
 import onnx_lower as lower  # noqa: E402
 from onnx_graph import AdapterBug, Graph  # noqa: E402
-from onnx_lower import Context, Unsupported  # noqa: E402
 
 BACKENDS = ("onnxruntime", "reference")
 BACKEND = "onnxruntime"
-
-CAP = 1 << 26  # §3 caps
-# The most elements one tensor may hold here: every value passes through Python lists and JSON, at
-# tens of bytes and about a microsecond each, so the scale tier's 2^24- and 2^26-element tensors
-# are declined (docs/onnx.md).
-LIMIT = 1 << 22
-I64 = (-(1 << 63), (1 << 63) - 1)
-
-
-class RequestError(Exception):
-    def __init__(self, field, what):
-        super().__init__(f"{field}: {what}")
-
-
-class Refused(Exception):
-    """A §4 refusal of the decode, with its code."""
-
-
-def checker():
-    """`wai-checker`: $WAI_CHECKER, or release/wai-checker under $CARGO_TARGET_DIR or else the
-    `target/` of the repository this adapter lives in (adapters/onnx/setup builds it)."""
-    target = os.environ.get("CARGO_TARGET_DIR") or Path(__file__).resolve().parents[2] / "target"
-    path = os.environ.get("WAI_CHECKER") or str(Path(target) / "release/wai-checker")
-    if not os.access(path, os.X_OK):
-        sys.exit(f"onnx fill: {path} is not an executable; build it with "
-                 "`cargo build --release -p wai-checker --bin wai-checker` or set WAI_CHECKER")
-    return path
-
-
-# --- the request ------------------------------------------------------------------------------
-
-
-CANONICAL_INT = re.compile(r"0|-?[1-9][0-9]*")
-
-
-def integer(v, field):
-    if not isinstance(v, str) or not CANONICAL_INT.fullmatch(v):
-        raise RequestError(field, f"{json.dumps(v)[:40]} is not a canonical integer string")
-    return int(v)
-
-
-def tensor(t, field):
-    if not isinstance(t, dict) or set(t) != {"data", "shape"}:
-        raise RequestError(field, "a tensor is {\"data\", \"shape\"}")
-    if not isinstance(t["shape"], list) or len(t["shape"]) != 3:
-        raise RequestError(field + ".shape", "three dimensions [C, H, W]")
-    shape = [integer(d, f"{field}.shape[{i}]") for i, d in enumerate(t["shape"])]
-    too_large(shape)
-    if not isinstance(t["data"], list):
-        raise RequestError(field + ".data", "not an array")
-    data = [integer(d, f"{field}.data[{i}]") for i, d in enumerate(t["data"])]
-    if any(d < 0 for d in shape) or len(data) != shape[0] * shape[1] * shape[2]:
-        raise RequestError(field + ".data", f"{len(data)} elements for the shape {shape}")
-    return shape, data
-
-
-def too_large(shape):
-    if shape[0] * shape[1] * shape[2] > LIMIT:
-        raise Unsupported(f"a tensor of {shape[0] * shape[1] * shape[2]} elements: past this adapter's 2^22 (Python lists)")
-
-
-def parse(line):
-    try:
-        req = json.loads(line)
-    except json.JSONDecodeError as e:
-        raise RequestError("(line)", f"not JSON ({e.msg})") from None
-    if not isinstance(req, dict) or not isinstance(req.get("id"), str):
-        raise RequestError("id", "missing, or not a string")
-    return req
-
-
-def decodes_of(req):
-    out = []
-    if not isinstance(req.get("decodes"), list):
-        raise RequestError("decodes", "missing, or not an array")
-    for k, d in enumerate(req["decodes"]):
-        f = f"decodes[{k}]"
-        if not isinstance(d, dict) or not isinstance(d.get("inputs"), list) or not isinstance(d.get("scalars"), list):
-            raise RequestError(f, "a decode is {\"inputs\", \"scalars\"}")
-        ins = [tensor(t, f"{f}.inputs[{i}]") for i, t in enumerate(d["inputs"])]
-        scalars = [integer(s, f"{f}.scalars[{i}]") for i, s in enumerate(d["scalars"])]
-        out.append((ins, scalars))
-    return out
-
-
-def canonical(v):
-    """§8.5's canonical JSON (docs/protocol.md): sorted keys, no whitespace, integers as strings."""
-    return json.dumps(v, separators=(",", ":"), sort_keys=True, ensure_ascii=True)
-
-
-# --- the certifier: the certificate ONNX's widths are proved by ---------------------------------
-
-
-def certificate(graph_bytes):
-    with tempfile.TemporaryDirectory() as d:
-        path = Path(d) / "g.whg1"
-        path.write_bytes(graph_bytes)
-        r = subprocess.run([checker(), "certify", str(path)], capture_output=True)
-    if r.returncode != 0:
-        why = r.stderr.decode(errors="replace").strip()[:200]
-        raise Unsupported(f"load refused by the certifier ({why}): load steps 1-7 are not made here, and no decode runs")
-    return json.loads(r.stdout)["graphs"][0]
-
 
 # --- one decode (§4 run steps) ----------------------------------------------------------------
 
@@ -325,9 +220,6 @@ def run_decode(graph, cx, inputs, scalars, state):
 # --- one record -------------------------------------------------------------------------------
 
 
-def not_supported(rid, why):
-    return {"id": rid, "not_supported": why}
-
 
 def answer(line, req):
     rid = req["id"]
@@ -384,35 +276,13 @@ def answer(line, req):
     return {"decodes": decodes, "graph": req["graph"], "id": rid, "load": "ok", "profiles": profiles}
 
 
-def _id_of(line):
-    try:
-        return str(json.loads(line)["id"])
-    except (ValueError, KeyError, TypeError):
-        return "?"
-
-
 def main(argv):
     global BACKEND
     if len(argv) != 2 or argv[0] != "--backend" or argv[1] not in BACKENDS:
         print("usage: adapters/onnx/fill --backend onnxruntime|reference", file=sys.stderr)
         return 2
     BACKEND = argv[1]
-    status = 0
-    for n, line in enumerate(sys.stdin, 1):
-        line = line.rstrip("\n")
-        try:
-            out = answer(line, parse(line))
-        except RequestError as e:
-            print(f"line {n}: {e}", file=sys.stderr)
-            status = 1
-            continue
-        except Exception as e:  # noqa: BLE001 - any other failure is the adapter's, said as such
-            rid = _id_of(line)
-            print(f"line {n}: adapter bug: {type(e).__name__}: {e}", file=sys.stderr)
-            out = not_supported(rid, f"adapter bug: {type(e).__name__}: {e}")
-        sys.stdout.write(canonical(out) + "\n")
-        sys.stdout.flush()
-    return status
+    return serve(answer)
 
 
 if __name__ == "__main__":

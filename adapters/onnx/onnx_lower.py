@@ -7,33 +7,17 @@ exactly, raising `Unsupported` with the reason; `BUILD[op](g, node, ins, cx, dim
 operators and returns its outputs (int64).
 """
 
+import sys
+from pathlib import Path
+
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "common"))
+from protocol import Context, Unsupported  # noqa: E402,F401 - shared by the adapters
 
 from onnx_graph import cast, fits, i64, reshape, slice_, transpose
 
 I64 = np.int64
-
-
-class Unsupported(Exception):
-    """The node (or this decode) has no exact ONNX mapping; the message says why."""
-
-
-class Context:
-    """The graph, its certificate and the intervals the adapter reads from it."""
-
-    def __init__(self, graph, cert):
-        self.graph = graph
-        self.nodes = {int(n["index"]): n for n in cert["nodes"]}
-        self.interval = {}  # tensor -> (lo, hi) after its policy (§8.1)
-        for i in cert["inputs"]:
-            self.interval[int(i["tensor"])] = (int(i["lo"]), int(i["hi"]))
-        for n in cert["nodes"]:
-            for o in n["out"]:
-                self.interval[int(o["tensor"])] = (int(o["lo"]), int(o["hi"]))
-
-    def inter(self, node, key):
-        d = self.nodes[node.index]["intermediates"][key]
-        return int(d["lo"]), int(d["hi"])
 
 
 def need(cond, reason):

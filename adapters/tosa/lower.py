@@ -6,39 +6,19 @@ Between nodes every tensor is carried as TOSA INT64 in NHWC (`[1, H, W, C]`); th
 raising `Unsupported` with the reason; `build(g, node, ins, cx, dims)` adds its TOSA operators.
 """
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import tosa_serializer as ts
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "common"))
+from protocol import Context, Unsupported  # noqa: E402,F401 - shared by the adapters
 
 from tosa_graph import (D, binary, cast, concat, fits, minmax, mul, reshape, shift_right, slice_,
                         tile, transpose, attr)
 
 I32 = (-(1 << 31), (1 << 31) - 1)
-
-
-class Unsupported(Exception):
-    """The node (or this decode) has no exact TOSA mapping; the message says why."""
-
-
-class Context:
-    """The graph, its certificate and the intervals the adapter reads from it."""
-
-    def __init__(self, graph, cert):
-        self.graph = graph
-        self.nodes = {int(n["index"]): n for n in cert["nodes"]}
-        self.interval = {}  # tensor -> (lo, hi) after its policy (§8.1)
-        for i in cert["inputs"]:
-            self.interval[int(i["tensor"])] = (int(i["lo"]), int(i["hi"]))
-        for n in cert["nodes"]:
-            for o in n["out"]:
-                self.interval[int(o["tensor"])] = (int(o["lo"]), int(o["hi"]))
-
-    def inter(self, node, key):
-        d = self.nodes[node.index]["intermediates"][key]
-        return int(d["lo"]), int(d["hi"])
-
-    def result(self, node, k=0):
-        d = self.nodes[node.index]["out"][k]["result"]
-        return int(d["lo"]), int(d["hi"])
 
 
 def need(cond, reason):
