@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "common"))
 import whg1  # noqa: E402 - the WHG1 reader written from §10, shared by the adapters
 from protocol import (  # noqa: E402 - the fill protocol's side, shared by the adapters
     CAP, I64, Context, Refused, RequestError, Unsupported, canonical, certificate, decodes_of,
-    integer, not_supported, parse, serve, tensor, too_large,
+    integer, not_supported, parse, plan, serve, tensor, too_large,
 )
 
 import lower  # noqa: E402
@@ -42,91 +42,6 @@ def nhwc(shape, data):
 def chw(arr):
     a = arr[0].transpose(2, 0, 1)
     return {"data": [str(int(v)) for v in a.reshape(-1)], "shape": [str(d) for d in a.shape]}
-
-
-def plan(node, dims, cx):
-    """§5's shape rule of one node (run step 3): the output shapes, or Refused."""
-    op, p = node.op, node.p
-    c, h, w = dims[0]
-    if op in ("conv",):
-        if h + 2 * p["ph"] > CAP or w + 2 * p["pw"] > CAP:
-            raise Refused("too_large")
-        if h + 2 * p["ph"] < p["kh"] or w + 2 * p["pw"] < p["kw"]:
-            raise Refused("geometry_mismatch")
-        return [[p["cout"], (h + 2 * p["ph"] - p["kh"]) // p["sh"] + 1, (w + 2 * p["pw"] - p["kw"]) // p["sw"] + 1]]
-    if op == "conv_transpose":
-        uh, uw = (h - 1) * p["sh"] + p["kh"] + p["oph"], (w - 1) * p["sw"] + p["kw"] + p["opw"]
-        if uh > CAP or uw > CAP or p["cout"] * uh * uw > CAP:
-            raise Refused("too_large")
-        if uh - 2 * p["ph"] < 1 or uw - 2 * p["pw"] < 1:
-            raise Refused("geometry_mismatch")
-        return [[p["cout"], uh - 2 * p["ph"], uw - 2 * p["pw"]]]
-    if op in ("rescale", "clamp", "relu", "abs", "leaky", "lut16"):
-        return [[c, h, w]]
-    if op == "mul":
-        b = dims[1]
-        if b[1:] != [h, w] or b[0] not in (1, c):
-            raise Refused("geometry_mismatch")
-        return [[c, h, w]]
-    if op == "add":
-        if dims[1] != dims[0]:
-            raise Refused("geometry_mismatch")
-        return [[c, h, w]]
-    if op == "chunk_add":
-        return [[c // 2, h, w]]
-    if op == "concat":
-        if any(d[1:] != [h, w] for d in dims):
-            raise Refused("geometry_mismatch")
-        return [[sum(d[0] for d in dims), h, w]]
-    if op == "split":
-        return [[p["count"], h, w]]
-    if op == "pixel_shuffle":
-        r = p["r"]
-        if h * r > CAP or w * r > CAP:
-            raise Refused("too_large")
-        return [[c // (r * r), h * r, w * r]]
-    if op == "pixel_unshuffle":
-        r = p["r"]
-        if h % r or w % r:
-            raise Refused("geometry_mismatch")
-        return [[c * r * r, h // r, w // r]]
-    if op == "pad_rep":
-        m = p["m"]
-        hn, wn = -(-h // m) * m, -(-w // m) * m
-        if hn > CAP or wn > CAP:
-            raise Refused("too_large")
-        return [[c, hn, wn]]
-    if op == "crop_to":
-        if dims[1][1] > h or dims[1][2] > w:
-            raise Refused("geometry_mismatch")
-        return [[c, dims[1][1], dims[1][2]]]
-    if op == "crop":
-        y0, x0, hh, ww = (p[k][1] for k in ("y0", "x0", "h", "w"))
-        if hh < 1 or ww < 1 or y0 + hh > h or x0 + ww > w:
-            raise Refused("geometry_mismatch")
-        return [[c, hh, ww]]
-    if op == "subpos_split":
-        if h % 2 or w % 2:
-            raise Refused("geometry_mismatch")
-        return [[c, h // 2, w // 2]] * 4
-    if op == "subpos_merge":
-        if any(d != dims[0] for d in dims):
-            raise Refused("geometry_mismatch")
-        if 2 * h > CAP or 2 * w > CAP:
-            raise Refused("too_large")
-        return [[c, 2 * h, 2 * w]]
-    if op == "fill":
-        return [[cx.graph.tensors[node.outs[0]].channels, h, w]]
-    if op == "gram":
-        if dims[1] != dims[0]:
-            raise Refused("geometry_mismatch")
-        return [[c, 1, c // p["groups"]]]
-    if op == "apply":
-        v = dims[1]
-        if [h, w] != [1, v[0] // p["groups"]]:
-            raise Refused("geometry_mismatch")
-        return [list(v)]
-    raise Unsupported(f"{op}: no shape rule here")
 
 
 def apply_policy(g, value, t):
