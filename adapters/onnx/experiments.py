@@ -11,7 +11,7 @@ from onnx import TensorProto, helper, numpy_helper
 from onnx_graph import IR_VERSION, OPSET
 
 
-def run(nodes, feeds, inits, out_type):
+def run(nodes, feeds, inits, out_type, config=None):
     ins = [helper.make_tensor_value_info(k, helper.np_dtype_to_tensor_dtype(v.dtype), v.shape) for k, v in feeds.items()]
     g = helper.make_graph(nodes, "x", ins, [helper.make_tensor_value_info("y", out_type, None)],
                           initializer=[numpy_helper.from_array(np.asarray(a), n) for n, a in inits])
@@ -19,8 +19,11 @@ def run(nodes, feeds, inits, out_type):
     m.ir_version = IR_VERSION
     import onnxruntime as ort
     from onnx.reference import ReferenceEvaluator
+    so = ort.SessionOptions()
+    for k, v in (config or {}).items():
+        so.add_session_config_entry(k, v)
     res = {}
-    for name, f in (("onnxruntime", lambda: ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)[0]),
+    for name, f in (("onnxruntime", lambda: ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"]).run(None, feeds)[0]),
                     ("reference", lambda: ReferenceEvaluator(m).run(None, feeds)[0])):
         try:
             res[name] = f().reshape(-1).tolist()
@@ -40,7 +43,7 @@ def integer_div():
     print("Div int64 by 4 of", p.tolist(), ": floor", (p // 4).tolist(), "| trunc", [int(v / 4) for v in p], "|", got)
 
 
-def qlinearconv(n_terms, s, xs, ws, bias=0):
+def qlinearconv(n_terms, s, xs, ws, bias=0, config=None):
     """QLinearConv as a §5.2 conv with a half_even rq of shift s: a 1×1 kernel over n_terms input
     channels, scales x 1, w 1, y 2^s, zero points 0, int32 bias. Returns (exact, got)."""
     x = np.array(xs, dtype=np.int8).reshape(1, n_terms, 1, 1)
@@ -50,11 +53,53 @@ def qlinearconv(n_terms, s, xs, ws, bias=0):
     inits = [("xs", f32(1)), ("xz", np.int8(0)), ("w", w), ("ws", f32(1)), ("wz", np.int8(0)),
              ("ys", f32(2.0 ** s)), ("yz", np.int8(0)), ("b", np.array([bias], dtype=np.int32))]
     got = run([helper.make_node("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"], ["y"])],
-              {"x": x}, inits, TensorProto.INT8)
+              {"x": x}, inits, TensorProto.INT8, config)
     return acc, max(-128, min(127, r_half_even(acc, s))), got
 
 
+def x64quantprecision():
+    """session.x64quantprecision = 1 against the defaults: ConvInteger and MatMulInteger exact either
+    way on runs of extreme int8/uint8 activations; QLinearConv with int8 activations not loadable."""
+    prec = {"session.x64quantprecision": "1"}
+    for op in ("ConvInteger", "MatMulInteger"):
+        for xdt, xv in ((np.int8, 127), (np.int8, -128), (np.uint8, 255)):
+            for n in (2, 8):
+                shape = (1, n, 1, 1) if op == "ConvInteger" else (1, n)
+                x = np.full(shape, xv, dtype=xdt)
+                w = np.full((1, n, 1, 1) if op == "ConvInteger" else (n, 1), 127, dtype=np.int8)
+                exact = n * xv * 127
+                got = [run([helper.make_node(op, ["x", "w"], ["y"])], {"x": x}, [("w", w)], TensorProto.INT32, c)
+                       for c in (None, prec)]
+                print(f"{op} {np.dtype(xdt).name} {n} × ({xv}·127): exact {exact} | default {got[0]} | x64quantprecision {got[1]}")
+    for w in (64, -64, 65, -65, 127):  # the rewrite is made when a weight's magnitude passes 64
+        print(f"QLinearConv int8, weight {w}, x64quantprecision:", qlinearconv(1, 8, [1], [w], config=prec))
+
+
+def f32(v):
+    return np.float32(v)
+
+
+def dequantize():
+    """DequantizeLinear with an int32 zero point against the seed's staged binary32 arithmetic
+    (fl(fl(q) − fl(zp)) · s, each step rounded): which rounding each backend does."""
+    third = np.array([0x3EAAAAAB], dtype=np.uint32).view(np.float32)[0]
+    cases = [(5, 16777217, 1.0), (-128, 2147483647, 1.0), (127, -2147483648, 1.0),
+             (-123, 16777216, third), (2, -16777215, third)]
+    for q, zp, s in cases:
+        s = f32(s)
+        staged = f32(f32(f32(q) - f32(zp)) * s)
+        integer_first = f32(f32(np.int64(q - zp)) * s)
+        wrapped = f32(np.array([q - zp], dtype=np.int64).astype(np.int32).astype(np.float32)[0] * s)
+        once = f32(np.float64(q - zp) * np.float64(s))
+        got = run([helper.make_node("DequantizeLinear", ["x", "s", "z"], ["y"])], {"x": np.array([q], dtype=np.int32)},
+                  [("s", s), ("z", np.array(zp, dtype=np.int32))], TensorProto.FLOAT)
+        print(f"DequantizeLinear q {q}, zp {zp}, scale {s}: seed (staged) {staged} | integer difference, then "
+              f"staged {integer_first} | int32-wrapped difference {wrapped} | one rounding of the exact product {once} | {got}")
+
+
 def main():
+    dequantize()
+    x64quantprecision()
     int64_minmax()
     integer_div()
     # acc = 2^24 + 2^17 + 1 (> 2^24: not a float32), s = 18: exact 65, float32(acc) = 2^24 + 2^17 -> 64.5 -> 64

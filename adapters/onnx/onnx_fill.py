@@ -30,7 +30,8 @@ from protocol import (  # noqa: E402 - the fill protocol's side, shared by the a
 )
 
 import onnx_lower as lower  # noqa: E402
-from onnx_graph import AdapterBug, Graph  # noqa: E402
+from onnx_dequant import fill_numeric  # noqa: E402
+from onnx_graph import SESSION_OPTIONS, AdapterBug, Graph, session_options  # noqa: E402
 
 BACKENDS = ("onnxruntime", "reference")
 BACKEND = "onnxruntime"
@@ -138,6 +139,10 @@ def run_decode(graph, cx, inputs, scalars, state):
 
 def answer(line, req):
     rid = req["id"]
+    if isinstance(req.get("in"), dict) and "q" in req["in"]:
+        return {"expect": fill_numeric(req, BACKEND), "id": rid, "in": req["in"]}
+    if "buffers" in req:
+        return not_supported(rid, "a DetessDequant call: its MLA tiled layouts and output strides have no ONNX operators (only the numeric records are computed, by DequantizeLinear)")
     if "graph" not in req:
         if "bundle" in req:
             return not_supported(rid, "jpegai scale path: the entropy decodes (mans_decode) and the band lookups have no ONNX operators")
@@ -181,8 +186,8 @@ def answer(line, req):
     except Unsupported as e:
         return not_supported(rid, str(e))
     except AdapterBug as e:
-        print(f"onnx fill: {rid}: adapter bug: {e}", file=sys.stderr)
-        return not_supported(rid, f"adapter bug: {e}")
+        print(f"onnx fill: {rid}: {e}", file=sys.stderr)
+        return not_supported(rid, str(e))
     except whg1.Whg1Error as e:
         return not_supported(rid, f"adapter bug: the WHG1 reader refused a loadable graph ({e})")
     # The request's own inputs and scalars, echoed (they were checked canonical).
@@ -191,12 +196,27 @@ def answer(line, req):
     return {"decodes": decodes, "graph": req["graph"], "id": rid, "load": "ok", "profiles": profiles}
 
 
+USAGE = "usage: adapters/onnx/fill --backend onnxruntime|reference [--option NAME=VALUE]…"
+
+
 def main(argv):
     global BACKEND
-    if len(argv) != 2 or argv[0] != "--backend" or argv[1] not in BACKENDS:
-        print("usage: adapters/onnx/fill --backend onnxruntime|reference", file=sys.stderr)
+    if len(argv) < 2 or argv[0] != "--backend" or argv[1] not in BACKENDS:
+        print(USAGE, file=sys.stderr)
         return 2
-    BACKEND = argv[1]
+    BACKEND, rest = argv[1], argv[2:]
+    while rest:
+        if len(rest) < 2 or rest[0] != "--option" or "=" not in rest[1] or BACKEND != "onnxruntime":
+            print(USAGE + " (--option: onnxruntime's session options only)", file=sys.stderr)
+            return 2
+        key, value = rest[1].split("=", 1)
+        SESSION_OPTIONS[key] = value
+        rest = rest[2:]
+    try:
+        session_options()
+    except (AttributeError, TypeError, ValueError) as e:
+        print(f"adapters/onnx/fill: a bad --option: {e}", file=sys.stderr)
+        return 2
     return serve(answer)
 
 

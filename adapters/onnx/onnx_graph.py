@@ -24,6 +24,25 @@ INT = {
 }
 
 
+# onnxruntime's SessionOptions (`--option NAME=VALUE`, docs/onnx.md): an attribute of
+# `onnxruntime.SessionOptions` (`graph_optimization_level=ORT_DISABLE_ALL`, `intra_op_num_threads=1`)
+# or a session config entry (`session.x64quantprecision=1`).
+SESSION_OPTIONS = {}
+
+
+def session_options():
+    import onnxruntime as ort
+    so = ort.SessionOptions()
+    for key, value in SESSION_OPTIONS.items():
+        if "." in key:
+            so.add_session_config_entry(key, value)
+        elif key == "graph_optimization_level":
+            so.graph_optimization_level = getattr(ort.GraphOptimizationLevel, value)
+        else:
+            setattr(so, key, int(value))
+    return so
+
+
 class AdapterBug(Exception):
     """The backend rejected a graph this adapter built, or returned the wrong shape."""
 
@@ -34,7 +53,8 @@ def fits(lo, hi, dtype):
 
 
 class Graph:
-    """One ONNX graph: inputs fed as int64 arrays, constants as initializers, int64 outputs."""
+    """One ONNX graph: inputs fed as arrays (int64 unless said), constants as initializers, outputs
+    of a declared type (int64 unless said)."""
 
     def __init__(self):
         self.nodes, self.inits, self.feeds, self.outputs = [], [], {}, []
@@ -44,9 +64,9 @@ class Graph:
         self.n += 1
         return f"{stem}{self.n}"
 
-    def input(self, array):
+    def input(self, array, onnx_type=np.int64):
         n = self.name("in")
-        self.feeds[n] = np.ascontiguousarray(array)
+        self.feeds[n] = np.ascontiguousarray(array, dtype=onnx_type)
         return n
 
     def const(self, values, dtype=np.int64, shape=None):
@@ -62,12 +82,12 @@ class Graph:
         self.nodes.append(helper.make_node(kind, list(inputs), [out], **attrs))
         return out
 
-    def output(self, name):
-        self.outputs.append(name)
+    def output(self, name, dtype=np.int64):
+        self.outputs.append((name, np.dtype(dtype)))
 
     def model(self):
-        ins = [helper.make_tensor_value_info(n, TensorProto.INT64, a.shape) for n, a in self.feeds.items()]
-        outs = [helper.make_tensor_value_info(n, TensorProto.INT64, None) for n in self.outputs]
+        ins = [helper.make_tensor_value_info(n, onnx_type(a.dtype), a.shape) for n, a in self.feeds.items()]
+        outs = [helper.make_tensor_value_info(n, onnx_type(t), None) for n, t in self.outputs]
         g = helper.make_graph(self.nodes, "node", ins, outs, initializer=self.inits)
         m = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="wai-ops adapters/onnx")
         m.ir_version = IR_VERSION
@@ -78,7 +98,8 @@ class Graph:
         try:
             if backend == "onnxruntime":
                 import onnxruntime as ort
-                s = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+                s = ort.InferenceSession(m.SerializeToString(), session_options(),
+                                         providers=["CPUExecutionProvider"])
                 got = s.run(None, self.feeds)
             else:
                 from onnx.reference import ReferenceEvaluator
@@ -86,15 +107,19 @@ class Graph:
         except Exception as e:  # noqa: BLE001 - a rejected graph is the adapter's bug
             raise AdapterBug(f"{what}: {backend} failed: {type(e).__name__}: {str(e)[:300]}") from None
         out = []
-        for a in got:
+        for a, (_, t) in zip(got, self.outputs):
             a = np.asarray(a)
-            if a.dtype != np.int64:
-                raise AdapterBug(f"{what}: {backend} returned {a.dtype}, not int64")
+            if a.dtype != t:
+                raise AdapterBug(f"{what}: {backend} returned {a.dtype}, not {t}")
             out.append(a)
         return out
 
 
 # --- helpers ----------------------------------------------------------------------------------
+
+
+def onnx_type(dtype):
+    return helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
 
 
 def i64(g, v):
@@ -103,7 +128,7 @@ def i64(g, v):
 
 
 def cast(g, x, dtype):
-    return g.op("Cast", [x], to=helper.np_dtype_to_tensor_dtype(np.dtype(dtype)))
+    return g.op("Cast", [x], to=onnx_type(dtype))
 
 
 def slice_(g, x, starts, ends, axes):

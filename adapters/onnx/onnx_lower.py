@@ -87,21 +87,31 @@ def per_channel(g, values, channels):
     return g.const(values, I64, [1, channels, 1, 1])
 
 
-def build_rq(g, t, node, channels):
-    """§5.1: y = R(t·m, s) + post bias, t (int64) already holding a pre bias."""
+def build_rq(g, t, node, channels, cx):
+    """§5.1: y = R(t·m, s) + post bias, t (int64) already holding a pre bias, in exact int64
+    operators."""
     rq = node.p["rq"]
+    q = round_rq(g, t, rq, channels)
+    return add_post_bias(g, q, rq, channels)
+
+
+def add_post_bias(g, q, rq, channels):
+    if rq.bias_place == "post":
+        return g.op("Add", [q, per_channel(g, rq.bias, channels)])
+    return q
+
+
+def round_rq(g, t, rq, channels):
+    """R(t·m, s) per channel in exact int64 operators."""
     p = t if rq.mult_absent else g.op("Mul", [t, per_channel(g, rq.mult, channels)])
     shifts = sorted(set(rq.shift))
     if len(shifts) == 1:
-        q = round_pow2(g, p, shifts[0], rq.round)
-    else:  # one rounding per distinct shift, each channel taking its own
-        q = None
-        for s in shifts:
-            qs = round_pow2(g, p, s, rq.round)
-            mask = g.const([v == s for v in rq.shift], np.bool_, [1, channels, 1, 1])
-            q = qs if q is None else g.op("Where", [mask, qs, q])
-    if rq.bias_place == "post":
-        q = g.op("Add", [q, per_channel(g, rq.bias, channels)])
+        return round_pow2(g, p, shifts[0], rq.round)
+    q = None  # one rounding per distinct shift, each channel taking its own
+    for s in shifts:
+        qs = round_pow2(g, p, s, rq.round)
+        mask = g.const([v == s for v in rq.shift], np.bool_, [1, channels, 1, 1])
+        q = qs if q is None else g.op("Where", [mask, qs, q])
     return q
 
 
@@ -111,27 +121,56 @@ def add_pre_bias(g, t, rq, channels):
     return t
 
 
-# --- §5.2 conv: ConvInteger (int8 × int8 → int32), then rq in int64 ---------------------------
+# --- §5.2 conv: QLinearConv when its requantisation is rq's, else ConvInteger and rq in int64 --
+
+
+def qlinear_scales(node, cx, per_channel=True):
+    """QLinearConv's or QLinearMatMul's (w_scale per channel, y_scale) when its output,
+    round(t · w_scale / y_scale) half to even with x_scale 1, is rq's R_half_even(t·m, s) exactly,
+    or None: multipliers in [1, 2^24) (and so exact binary32 scales), y_scale 2^S for the largest
+    shift S and w_scale m·2^(S − s), the pre bias as QLinearConv's int32 bias (rq.t in int32) and
+    R's result in int8 (a post bias is added after, in int64). QLinearMatMul (not
+    `per_channel`) takes one scale per tensor and no bias."""
+    rq = node.p["rq"]
+    if not per_channel and (len(set(zip(rq.mult, rq.shift))) > 1
+                            or (rq.bias_place == "pre" and any(rq.bias))):
+        return None
+    big = max(rq.shift)
+    ok = (rq.round == "half_even" and all(1 <= m < 1 << 24 for m in rq.mult) and big <= 126
+          and all(m << (big - s) < 1 << 127 for m, s in zip(rq.mult, rq.shift))
+          and fits(*cx.inter(node, "rq.t"), np.int32) and fits(*cx.inter(node, "rq.q"), np.int8))
+    if not ok:
+        return None
+    return [float(m) * 2.0 ** (big - s) for m, s in zip(rq.mult, rq.shift)], 2.0 ** big
 
 
 def support_conv(node, cx):
     need_fits(cx.interval[node.ins[0]], np.int8, "input")
     w = node.p["w"]
     need(not w or fits(min(w), max(w), np.int8), f"weights [{min(w)}, {max(w)}] pass int8")
-    need_fits(cx.inter(node, "conv.acc"), np.int32, "conv.acc (ConvInteger's int32 accumulator)")
+    need_fits(cx.inter(node, "conv.acc"), np.int32, "conv.acc (the int32 accumulator)")
     support_rq(node, cx)
 
 
 def build_conv(g, node, ins, cx, dims):
     p = node.p
-    cin = dims[0][0]
-    cg = cin // p["groups"]
-    w = g.const(p["w"], np.int8, [p["cout"], cg, p["kh"], p["kw"]])
-    acc = g.op("ConvInteger", [cast(g, ins[0], np.int8), w], group=p["groups"],
-               kernel_shape=[p["kh"], p["kw"]], strides=[p["sh"], p["sw"]],
-               pads=[p["ph"], p["pw"], p["ph"], p["pw"]])
-    t = add_pre_bias(g, cast(g, acc, I64), p["rq"], p["cout"])
-    return [build_rq(g, t, node, p["cout"])]
+    cin, cout = dims[0][0], p["cout"]
+    w = g.const(p["w"], np.int8, [cout, cin // p["groups"], p["kh"], p["kw"]])
+    x = cast(g, ins[0], np.int8)
+    attrs = dict(group=p["groups"], kernel_shape=[p["kh"], p["kw"]], strides=[p["sh"], p["sw"]],
+                 pads=[p["ph"], p["pw"], p["ph"], p["pw"]])
+    rq = p["rq"]
+    scales = qlinear_scales(node, cx)
+    if scales is None:
+        acc = g.op("ConvInteger", [x, w], **attrs)
+        return [build_rq(g, add_pre_bias(g, cast(g, acc, I64), rq, cout), node, cout, cx)]
+    w_scale, y_scale = scales
+    f32, zero8 = np.float32, np.int8
+    bias = rq.bias if rq.bias_place == "pre" else [0] * cout
+    q = g.op("QLinearConv", [x, g.const(1.0, f32), g.const(0, zero8), w, g.const(w_scale, f32),
+                             g.const([0] * cout, zero8), g.const(y_scale, f32), g.const(0, zero8),
+                             g.const(bias, np.int32)], **attrs)
+    return [add_post_bias(g, cast(g, q, I64), rq, cout)]
 
 
 # --- §5.4 rescale, chscale, mul ----------------------------------------------------------------
@@ -139,7 +178,7 @@ def build_conv(g, node, ins, cx, dims):
 
 def build_rescale(g, node, ins, cx, dims):
     c = dims[0][0]
-    return [build_rq(g, add_pre_bias(g, ins[0], node.p["rq"], c), node, c)]
+    return [build_rq(g, add_pre_bias(g, ins[0], node.p["rq"], c), node, c, cx)]
 
 
 def support_mul(node, cx):
@@ -149,7 +188,7 @@ def support_mul(node, cx):
 
 def build_mul(g, node, ins, cx, dims):
     # b [1, 1, H, W] broadcasts over C against [1, C, H, W].
-    return [build_rq(g, g.op("Mul", [ins[0], ins[1]]), node, dims[0][0])]
+    return [build_rq(g, g.op("Mul", [ins[0], ins[1]]), node, dims[0][0], cx)]
 
 
 # --- §5.5 elementwise, §5.6 lut16 -------------------------------------------------------------
@@ -313,9 +352,7 @@ def build_gram(g, node, ins, cx, dims):
     d, n = c // groups, h * w
     a = reshape(g, cast(g, ins[0], np.int8), [groups, d, n])
     b = transpose(g, reshape(g, cast(g, ins[1], np.int8), [groups, d, n]), [0, 2, 1])
-    acc = g.op("MatMulInteger", [a, b])  # [G, d, d]
-    t = reshape(g, cast(g, acc, I64), [1, c, 1, d])
-    return [build_rq(g, t, node, c)]
+    return [contraction(g, node, cx, a, b, [1, c, 1, d])]  # A_g·B_gᵀ: [G, d, d]
 
 
 def build_apply(g, node, ins, cx, dims):
@@ -325,9 +362,21 @@ def build_apply(g, node, ins, cx, dims):
     d, n = c // groups, h * w
     a = reshape(g, cast(g, ins[0], np.int8), [groups, d, d])
     v = reshape(g, cast(g, ins[1], np.int8), [groups, d, n])
-    acc = g.op("MatMulInteger", [a, v])  # [G, d, L]
-    t = reshape(g, cast(g, acc, I64), [1, c, h, w])
-    return [build_rq(g, t, node, c)]
+    return [contraction(g, node, cx, a, v, [1, c, h, w])]  # A_g·V_g: [G, d, L]
+
+
+def contraction(g, node, cx, a, b, shape):
+    """The batched int8 product a·b, then rq, as an int64 tensor of `shape`: QLinearMatMul when
+    its requantisation is rq's (`qlinear_scales`), else MatMulInteger and rq in int64."""
+    c, rq = shape[1], node.p["rq"]
+    scales = qlinear_scales(node, cx, per_channel=False)
+    if scales is None:
+        t = reshape(g, cast(g, g.op("MatMulInteger", [a, b]), I64), shape)
+        return build_rq(g, t, node, c, cx)
+    f32, zero8 = np.float32, g.const(0, np.int8)
+    q = g.op("QLinearMatMul", [a, g.const(1.0, f32), zero8, b, g.const(scales[0][0], f32), zero8,
+                               g.const(scales[1], f32), zero8])
+    return add_post_bias(g, reshape(g, cast(g, q, I64), shape), rq, c)
 
 
 def support_chscale(node, cx):

@@ -10,6 +10,7 @@ import numpy as np
 
 import onnx_fill
 import onnx_lower
+import whg1
 from onnx_graph import Graph
 
 
@@ -60,6 +61,46 @@ class Roundings(unittest.TestCase):
         self.assertFalse(onnx_lower.shift_ok(63, "half_up"))
         self.assertFalse(onnx_lower.shift_ok(63, "half_even"))
         self.assertTrue(onnx_lower.shift_ok(62, "half_even"))
+
+
+class FakeContext:
+    """The certificate intervals `qlinear_scales` reads."""
+
+    def __init__(self, t, q):
+        self.iv = {"rq.t": t, "rq.q": q}
+
+    def inter(self, node, key):
+        return self.iv[key]
+
+
+def rq_node(rnd, mult, shift, bias_place=None, bias=None):
+    rq = whg1.Rq(rnd, bias_place, mult, shift, bias or [0] * len(mult))
+    return whg1.Node(0, "conv", [0], [1], {"rq": rq})
+
+
+class QLinearScales(unittest.TestCase):
+    I8, I32 = (-128, 127), (-(1 << 31), (1 << 31) - 1)
+
+    def test_scales_are_m_2_pow_s(self):
+        # y = round(t·w_scale / y_scale) = round(t·m / 2^s): per channel m·2^(S−s) over 2^S.
+        cx = FakeContext(self.I32, self.I8)
+        got = onnx_lower.qlinear_scales(rq_node("half_even", [3, 1], [4, 2]), cx)
+        self.assertEqual(got, ([3.0, 4.0], 16.0))
+
+    def test_declined_unless_exactly_rq(self):
+        cx = FakeContext(self.I32, self.I8)
+        for node in [rq_node("half_up", [1], [3]), rq_node("floor", [1], [3]),
+                     rq_node("half_even", [-2], [3]), rq_node("half_even", [1 << 24], [3])]:
+            self.assertIsNone(onnx_lower.qlinear_scales(node, cx), node.p["rq"].__dict__)
+        self.assertIsNone(onnx_lower.qlinear_scales(rq_node("half_even", [1], [3]), FakeContext(self.I32, (-128, 128))))
+        self.assertIsNone(onnx_lower.qlinear_scales(rq_node("half_even", [1], [3]), FakeContext((0, 1 << 31), self.I8)))
+
+    def test_matmul_takes_one_scale_and_no_pre_bias(self):
+        cx = FakeContext(self.I32, self.I8)
+        self.assertIsNone(onnx_lower.qlinear_scales(rq_node("half_even", [1, 1], [3, 4]), cx, per_channel=False))
+        self.assertIsNone(onnx_lower.qlinear_scales(rq_node("half_even", [1], [3], "pre", [1]), cx, per_channel=False))
+        self.assertEqual(onnx_lower.qlinear_scales(rq_node("half_even", [1], [3], "post", [1]), cx, per_channel=False),
+                         ([1.0], 8.0))
 
 
 class Requests(unittest.TestCase):
