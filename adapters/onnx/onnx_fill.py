@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "common"))
 import whg1  # noqa: E402 - the WHG1 reader written from §10, shared by the adapters
 from protocol import (  # noqa: E402 - the fill protocol's side, shared by the adapters
     CAP, I64, Context, Refused, RequestError, Unsupported, canonical, certificate, decodes_of,
-    integer, not_supported, parse, plan, serve, tensor, too_large,
+    integer, not_supported, parse, plan, serve, strings, tensor, too_large,
 )
 
 import onnx_lower as lower  # noqa: E402
@@ -46,7 +46,7 @@ def nchw(shape, data):
 
 def chw(arr):
     a = arr[0]
-    return {"data": [str(int(v)) for v in a.reshape(-1)], "shape": [str(d) for d in a.shape]}
+    return {"data": strings(a), "shape": [str(d) for d in a.shape]}
 
 
 def run_node(node, values, dims, scalars, cx):

@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "common"))
 import whg1  # noqa: E402 - the WHG1 reader written from §10, shared by the adapters
 from protocol import (  # noqa: E402 - the fill protocol's side, shared by the adapters
     CAP, I64, Context, Refused, RequestError, Unsupported, canonical, certificate, decodes_of,
-    integer, not_supported, parse, plan, serve, tensor, too_large,
+    integer, not_supported, parse, plan, serve, strings, tensor, too_large,
 )
 
 import lower  # noqa: E402
@@ -41,7 +41,7 @@ def nhwc(shape, data):
 
 def chw(arr):
     a = arr[0].transpose(2, 0, 1)
-    return {"data": [str(int(v)) for v in a.reshape(-1)], "shape": [str(d) for d in a.shape]}
+    return {"data": strings(a), "shape": [str(d) for d in a.shape]}
 
 
 def apply_policy(g, value, t):
