@@ -277,3 +277,133 @@ def serve(answer):
         sys.stdout.write(canonical(out) + "\n")
         sys.stdout.flush()
     return status
+
+
+# --- a graph vector's run, for any runtime (§4's run steps) ------------------------------------
+#
+# The TOSA and ONNX adapters keep their own copies of these steps; adapters/litert uses this one.
+# A runtime is an object with:
+#   name                                the runtime's name, for the reasons it gives;
+#   support(node, cx)                   raises Unsupported when the node has no exact mapping;
+#   inputs(graph, cx, tensor, shape, values)   the runtime's array of a graph input, its clamp policy
+#                                        applied by the runtime (a check policy is checked here);
+#   run_node(node, values, dims, scalars, cx)  the node's outputs as the runtime's arrays;
+#   dims(array)                         an array's [C, H, W];
+#   bounds(array)                       (min, max) of an array's elements, or None when it is empty;
+#   chw(array)                          the array as a tensor {"data", "shape"} of canonical strings;
+#   state(array)                        ([C, H, W], [values in CHW order]) of an array.
+
+
+class AdapterBug(Exception):
+    """The runtime rejected a graph an adapter built, or returned the wrong shape."""
+
+
+def run_graph_decode(rt, graph, cx, inputs, scalars, state):
+    """§4's run steps for one decode; the outputs (runtime arrays) or Refused."""
+    data = iter(inputs)
+    shapes, raw = {}, {}
+    first = None
+    # Step 1: each input's channel count, sides and size.
+    for k, i in enumerate(graph.inputs):
+        t = graph.tensors[i.tensor]
+        if i.kind == "data":
+            shape, values = next(data)
+        else:
+            shape, values = state.get(k) or ([t.channels, first[1], first[2]], None)
+        if k == 0:
+            first = shape
+        c, h, w = shape
+        if c != t.channels or h < 1 or w < 1:
+            raise Refused("model_mismatch")
+        if (i.max_h and (h > i.max_h or w > i.max_w)) or c * h * w > graph.max_elems:
+            raise Refused("too_large")
+        if values is None:
+            values = [i.init] * (c * h * w)
+        shapes[i.tensor], raw[i.tensor] = shape, values
+    # Step 2: the scalars.
+    for (lo, hi), v in zip(graph.scalars, scalars):
+        if not lo <= v <= hi:
+            raise Refused("field_range")
+    # Step 3: the run-time plan.
+    dims = dict(shapes)
+    for node in graph.nodes:
+        outs = plan(node, [dims[t] for t in node.ins], cx)
+        for t, s in zip(node.outs, outs):
+            if s[0] * s[1] * s[2] > graph.max_elems:
+                raise Refused("too_large")
+            dims[t] = s
+    # Step 4: the input policies, then the nodes on the runtime.
+    values = {}
+    for i in graph.inputs:
+        t = graph.tensors[i.tensor]
+        vals = raw[i.tensor]
+        if t.policy == "check" and any(v < t.lo or v > t.hi for v in vals):
+            raise Refused("field_range")
+        if t.policy != "check" and any(v < I64[0] or v > I64[1] for v in vals):
+            raise Unsupported("a clamp input's value passes int64")
+        values[i.tensor] = rt.inputs(graph, cx, i.tensor, shapes[i.tensor], vals)
+    for s in dims.values():
+        too_large(s)
+    for node in graph.nodes:
+        got = rt.run_node(node, values, [dims[t] for t in node.ins], scalars, cx)
+        for t, arr in zip(node.outs, got):
+            if rt.dims(arr) != dims[t]:
+                raise AdapterBug(f"node {node.index} ({node.op}): {rt.name} gave the shape {rt.dims(arr)}, not {dims[t]}")
+            tt = graph.tensors[t]
+            b = rt.bounds(arr)
+            if tt.policy == "check" and b is not None and (b[0] < tt.lo or b[1] > tt.hi):
+                raise Refused("field_range")
+            values[t] = arr
+    return [values[t] for t in graph.outputs]
+
+
+def answer_graph_vector(rt, req, whg1):
+    """The answer to one graph-vector request (docs/protocol.md) computed on `rt`, or the decline.
+    `whg1` is the WHG1 reader module. Declines a request without `profiles` (the operator role)."""
+    rid = req["id"]
+    profiles = req.get("profiles")
+    if not isinstance(profiles, list):
+        return not_supported(rid, "no profiles given: this adapter is an operator implementation (--role operator)")
+    try:
+        decodes = decodes_of(req)
+    except Unsupported as e:
+        return not_supported(rid, str(e))
+    try:
+        graph_bytes = bytes.fromhex(req["graph"])
+    except (TypeError, ValueError):
+        raise RequestError("graph", "not hexadecimal") from None
+    try:
+        cert = certificate(graph_bytes)
+        graph = whg1.read(graph_bytes)
+        cx = Context(graph, cert)
+        for node in graph.nodes:
+            try:
+                rt.support(node, cx)
+            except Unsupported as e:
+                why = str(e) if str(e).startswith(node.op + ":") else f"{node.op}: {e}"
+                raise Unsupported(f"node {node.index}: {why}" if len(graph.nodes) > 1 else why) from None
+        state, expects, ran = {}, [], False
+        for ins, scalars in decodes:
+            try:
+                outs = run_graph_decode(rt, graph, cx, ins, scalars, state)
+            except Refused as e:
+                expects.append({"refuse": str(e)})
+                continue
+            ran = True
+            expects.append({"outputs": [rt.chw(a) for a in outs]})
+            for k, i in enumerate(graph.inputs):
+                if i.kind == "state":
+                    state[k] = rt.state(outs[i.src])
+        if not ran:
+            return not_supported(rid, f"every decode is refused before any operator runs: nothing for {rt.name} to compute")
+    except Unsupported as e:
+        return not_supported(rid, str(e))
+    except AdapterBug as e:
+        print(f"{rt.name} fill: {rid}: adapter bug: {e}", file=sys.stderr)
+        return not_supported(rid, f"adapter bug: {e}")
+    except whg1.Whg1Error as e:
+        return not_supported(rid, f"adapter bug: the WHG1 reader refused a loadable graph ({e})")
+    # The request's own inputs and scalars, echoed (they were checked canonical).
+    decodes = [{"expect": e, "inputs": d["inputs"], "scalars": d["scalars"]}
+               for d, e in zip(req["decodes"], expects)]
+    return {"decodes": decodes, "graph": req["graph"], "id": rid, "load": "ok", "profiles": profiles}
