@@ -17,6 +17,7 @@ IR_VERSION = 10
 
 INT = {
     np.dtype(np.int8): (-(1 << 7), (1 << 7) - 1),
+    np.dtype(np.uint8): (0, (1 << 8) - 1),
     np.dtype(np.int16): (-(1 << 15), (1 << 15) - 1),
     np.dtype(np.int32): (-(1 << 31), (1 << 31) - 1),
     np.dtype(np.int64): (-(1 << 63), (1 << 63) - 1),

@@ -144,8 +144,18 @@ def qlinear_scales(node, cx, per_channel=True):
     return [float(m) * 2.0 ** (big - s) for m, s in zip(rq.mult, rq.shift)], 2.0 ** big
 
 
+def activation(iv):
+    """The 8-bit type an activation interval fits: int8, else uint8 (ONNX's integer convolutions
+    and products take either), else None."""
+    return next((t for t in (np.int8, np.uint8) if fits(iv[0], iv[1], t)), None)
+
+
+def need_activation(iv, what):
+    need(activation(iv) is not None, f"{what} [{iv[0]}, {iv[1]}] passes int8 and uint8")
+
+
 def support_conv(node, cx):
-    need_fits(cx.interval[node.ins[0]], np.int8, "input")
+    need_activation(cx.interval[node.ins[0]], "input")
     w = node.p["w"]
     need(not w or fits(min(w), max(w), np.int8), f"weights [{min(w)}, {max(w)}] pass int8")
     need_fits(cx.inter(node, "conv.acc"), np.int32, "conv.acc (the int32 accumulator)")
@@ -156,7 +166,8 @@ def build_conv(g, node, ins, cx, dims):
     p = node.p
     cin, cout = dims[0][0], p["cout"]
     w = g.const(p["w"], np.int8, [cout, cin // p["groups"], p["kh"], p["kw"]])
-    x = cast(g, ins[0], np.int8)
+    xt = activation(cx.interval[node.ins[0]])
+    x = cast(g, ins[0], xt)
     attrs = dict(group=p["groups"], kernel_shape=[p["kh"], p["kw"]], strides=[p["sh"], p["sw"]],
                  pads=[p["ph"], p["pw"], p["ph"], p["pw"]])
     rq = p["rq"]
@@ -167,7 +178,7 @@ def build_conv(g, node, ins, cx, dims):
     w_scale, y_scale = scales
     f32, zero8 = np.float32, np.int8
     bias = rq.bias if rq.bias_place == "pre" else [0] * cout
-    q = g.op("QLinearConv", [x, g.const(1.0, f32), g.const(0, zero8), w, g.const(w_scale, f32),
+    q = g.op("QLinearConv", [x, g.const(1.0, f32), g.const(0, xt), w, g.const(w_scale, f32),
                              g.const([0] * cout, zero8), g.const(y_scale, f32), g.const(0, zero8),
                              g.const(bias, np.int32)], **attrs)
     return [add_post_bias(g, cast(g, q, I64), rq, cout)]
@@ -339,7 +350,7 @@ def build_fill(g, node, ins, cx, dims, value):
 
 def support_contraction(node, cx):
     for t in node.ins:
-        need_fits(cx.interval[t], np.int8, "an input")
+        need_activation(cx.interval[t], "an input")
     key = node.op + ".acc"
     need_fits(cx.inter(node, key), np.int32, key + " (MatMulInteger's int32 accumulator)")
     support_rq(node, cx)
@@ -350,8 +361,8 @@ def build_gram(g, node, ins, cx, dims):
     c, h, w = dims[0]
     groups = node.p["groups"]
     d, n = c // groups, h * w
-    a = reshape(g, cast(g, ins[0], np.int8), [groups, d, n])
-    b = transpose(g, reshape(g, cast(g, ins[1], np.int8), [groups, d, n]), [0, 2, 1])
+    a = reshape(g, as_activation(g, ins[0], node.ins[0], cx), [groups, d, n])
+    b = transpose(g, reshape(g, as_activation(g, ins[1], node.ins[1], cx), [groups, d, n]), [0, 2, 1])
     return [contraction(g, node, cx, a, b, [1, c, 1, d])]  # A_g·B_gᵀ: [G, d, d]
 
 
@@ -360,9 +371,13 @@ def build_apply(g, node, ins, cx, dims):
     c, h, w = dims[1]
     groups = node.p["groups"]
     d, n = c // groups, h * w
-    a = reshape(g, cast(g, ins[0], np.int8), [groups, d, d])
-    v = reshape(g, cast(g, ins[1], np.int8), [groups, d, n])
+    a = reshape(g, as_activation(g, ins[0], node.ins[0], cx), [groups, d, d])
+    v = reshape(g, as_activation(g, ins[1], node.ins[1], cx), [groups, d, n])
     return [contraction(g, node, cx, a, v, [1, c, h, w])]  # A_g·V_g: [G, d, L]
+
+
+def as_activation(g, x, tensor, cx):
+    return cast(g, x, activation(cx.interval[tensor]))
 
 
 def contraction(g, node, cx, a, b, shape):
@@ -373,9 +388,9 @@ def contraction(g, node, cx, a, b, shape):
     if scales is None:
         t = reshape(g, cast(g, g.op("MatMulInteger", [a, b]), I64), shape)
         return build_rq(g, t, node, c, cx)
-    f32, zero8 = np.float32, g.const(0, np.int8)
-    q = g.op("QLinearMatMul", [a, g.const(1.0, f32), zero8, b, g.const(scales[0][0], f32), zero8,
-                               g.const(scales[1], f32), zero8])
+    f32, (ta, tb) = np.float32, (activation(cx.interval[t]) for t in node.ins)
+    q = g.op("QLinearMatMul", [a, g.const(1.0, f32), g.const(0, ta), b, g.const(scales[0][0], f32),
+                               g.const(0, tb), g.const(scales[1], f32), g.const(0, np.int8)])
     return add_post_bias(g, reshape(g, cast(g, q, I64), shape), rq, c)
 
 
