@@ -39,7 +39,8 @@ def encode(symbols, indexes, cdfs, offsets):
     """CompressAI's `RansEncoder.encode_with_indexes`: the stream's bytes.
 
     Never call it with few symbols: its buffer holds one 32-bit word per coded entry (docs/findings.md
-    F20), so `entries(…) < len(stream) / 4` writes before the buffer. `safe_to_encode` says when."""
+    F20), so `entries(…) < len(stream) / 4` writes before the buffer (`safe_to_encode`); nor with an
+    escape of 8 groups, on which it never returns (F21, `encoder_terminates`)."""
     return ans.RansEncoder().encode_with_indexes(
         list(symbols), list(indexes), [list(c) for c in cdfs], [len(c) for c in cdfs], list(offsets))
 
@@ -54,20 +55,33 @@ def wrap32(v):
     return (v + (1 << 31)) % (1 << 32) - (1 << 31)
 
 
-def entries(symbols, indexes, cdfs, offsets):
-    """The number of entries CompressAI's encoder codes for these symbols (its buffer's size in
-    32-bit words): one per symbol, and per escape its count groups and its value groups, computed
-    as its `encode_with_indexes` does (int32 value, uint32 raw)."""
-    total = 0
-    for s, i in zip(symbols, indexes):
+def raws(symbols, indexes, cdfs, offsets):
+    """Each escape's `raw` as CompressAI's encoder computes it (int32 value, uint32 raw), with the
+    symbol's position; a direct symbol has none."""
+    out = []
+    for k, (s, i) in enumerate(zip(symbols, indexes)):
         top = len(cdfs[i]) - 2
         value = wrap32(s - offsets[i])
-        total += 1
         if value < 0 or value >= top:
-            raw = (-2 * value - 1 if value < 0 else 2 * (value - top)) % (1 << 32)
-            groups = (raw.bit_length() + BYPASS - 1) // BYPASS
-            total += groups // 15 + 1 + groups
+            out.append((k, (-2 * value - 1 if value < 0 else 2 * (value - top)) % (1 << 32)))
+    return out
+
+
+def entries(symbols, indexes, cdfs, offsets):
+    """The number of entries CompressAI's encoder codes for these symbols (its buffer's size in
+    32-bit words): one per symbol, and per escape its count groups and its value groups."""
+    total = len(symbols)
+    for _, raw in raws(symbols, indexes, cdfs, offsets):
+        groups = (raw.bit_length() + BYPASS - 1) // BYPASS
+        total += groups // 15 + 1 + groups
     return total
+
+
+def encoder_terminates(symbols, indexes, cdfs, offsets):
+    """Whether CompressAI's encoder returns on these symbols: it counts an escape's groups with
+    `raw >> (n·4) != 0`, a 32-bit shift, and x86 takes a shift of 32 as 0, so a `raw` of 8 groups
+    (`raw ≥ 2^28`) never ends the loop (docs/findings.md F21)."""
+    return all(raw < 1 << 28 for _, raw in raws(symbols, indexes, cdfs, offsets))
 
 
 def safe_to_encode(symbols, indexes, cdfs, offsets, words):
