@@ -38,9 +38,8 @@ ans = load()
 def encode(symbols, indexes, cdfs, offsets):
     """CompressAI's `RansEncoder.encode_with_indexes`: the stream's bytes.
 
-    Never call it with few symbols: its buffer holds one 32-bit word per coded entry (docs/findings.md
-    F20), so `entries(…) < len(stream) / 4` writes before the buffer (`safe_to_encode`); nor with an
-    escape of 8 groups, on which it never returns (F21, `encoder_terminates`)."""
+    Never call it where `encoder_hazard` names a finding: it writes before its buffer (F20), never
+    returns (F21) or divides by zero (F22)."""
     return ans.RansEncoder().encode_with_indexes(
         list(symbols), list(indexes), [list(c) for c in cdfs], [len(c) for c in cdfs], list(offsets))
 
@@ -77,17 +76,22 @@ def entries(symbols, indexes, cdfs, offsets):
     return total
 
 
-def encoder_terminates(symbols, indexes, cdfs, offsets):
-    """Whether CompressAI's encoder returns on these symbols: it counts an escape's groups with
-    `raw >> (n·4) != 0`, a 32-bit shift, and x86 takes a shift of 32 as 0, so a `raw` of 8 groups
-    (`raw ≥ 2^28`) never ends the loop (docs/findings.md F21)."""
-    return all(raw < 1 << 28 for _, raw in raws(symbols, indexes, cdfs, offsets))
-
-
-def safe_to_encode(symbols, indexes, cdfs, offsets, words):
-    """Whether CompressAI's encoder can write a stream of `words` 32-bit words for these symbols
-    within its buffer (docs/findings.md F20)."""
-    return entries(symbols, indexes, cdfs, offsets) >= words
+def encoder_hazard(symbols, indexes, cdfs, offsets, words):
+    """Why CompressAI's encoder cannot be run on these symbols for a stream of `words` 32-bit words,
+    or None (docs/findings.md):
+    - "F20": its buffer holds one word per coded entry (`entries`), fewer than the stream's words,
+      and it writes before the buffer (0 symbols: a segfault; 1: heap corruption);
+    - "F21": it counts an escape's groups with `raw >> (n·4) != 0`, a 32-bit shift that x86 takes
+      modulo 32, so a `raw` of 8 groups (`raw ≥ 2^28`) never ends the loop;
+    - "F22": it keeps a symbol's frequency in 16 bits, so a table of n = 2 (whose one symbol has
+      frequency 2^16) stores 0 and divides by it (SIGFPE)."""
+    if any(len(cdfs[i]) == 2 for i in indexes):
+        return "F22"
+    if any(raw >= 1 << 28 for _, raw in raws(symbols, indexes, cdfs, offsets)):
+        return "F21"
+    if entries(symbols, indexes, cdfs, offsets) < words:
+        return "F20"
+    return None
 
 
 if __name__ == "__main__" and sys.argv[1:] == ["--check"]:

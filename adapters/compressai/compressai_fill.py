@@ -17,8 +17,8 @@ whole answer, and declines the others with the reason:
    CompressAI's encoder, does not give back the stream's bytes. Only then are the end (every word
    read, the encoder's initial state left), the escapes' counts (at most 8) and their minimality
    CompressAI's, so no §5E check can refuse. Streams that CompressAI's encoder cannot rewrite (past
-   its buffer, docs/findings.md F20; an escape of 8 groups, on which it never returns, F21) are
-   declined for the same reason, untested.
+   its buffer, docs/findings.md F20; an escape of 8 groups, on which it never returns, F21; a table
+   of n = 2, on which it divides by zero, F22) are declined for the same reason, untested.
 
 A record that passes all four is answered with CompressAI's symbols, or, under `strict(lo, hi)`, with
 `field_range` at the first of them outside `[lo, hi]`: the one check the adapter makes itself, on
@@ -59,10 +59,14 @@ WHY_PAST_END = ("CompressAI's decoder reads past the stream's end (it has no bou
                 "depend on the bytes after the stream")
 WHY_WRAP = ("a symbol's int32 value + offset wrapped in CompressAI, where E1 saturates it (lenient) or "
             "refuses it (strict)")
-WHY_F20 = ("CompressAI's encoder cannot rewrite this stream within its buffer (docs/findings.md F20), so "
-           "whether the stream is its own is not known")
-WHY_F21 = ("an escape of 8 value groups, on which CompressAI's encoder never returns (docs/findings.md "
-           "F21), so whether the stream is its own is not known")
+WHY_ENCODER = {  # CompressAI's encoder cannot rewrite the stream, so whether it is its own is not known
+    "F20": ("CompressAI's encoder cannot rewrite this stream: its buffer is too short for it (docs/findings.md "
+            "F20), so whether the stream is its own is not known"),
+    "F21": ("CompressAI's encoder cannot rewrite this stream: it never returns on an escape of 8 value groups "
+            "(docs/findings.md F21), so whether the stream is its own is not known"),
+    "F22": ("CompressAI's encoder cannot rewrite this stream: it divides by zero on a table of n = 2 "
+            "(docs/findings.md F22), so whether the stream is its own is not known"),
+}
 WHY_NOT_OWN = ("not CompressAI's own stream: its encoder, given the symbols its decoder read, writes other "
                "bytes (CompressAI checks no end, escape count or minimality, so only its own streams are "
                "graded)")
@@ -153,10 +157,9 @@ def compressai_symbols(stream, tables, reads):
     for s, r in zip(first, reads):
         if ans.wrap32(s - offsets[r]) + offsets[r] != s:
             raise Declined(WHY_WRAP)
-    if not ans.encoder_terminates(first, reads, cdfs, offsets):
-        raise Declined(WHY_F21)
-    if not ans.safe_to_encode(first, reads, cdfs, offsets, len(stream) // 4):
-        raise Declined(WHY_F20)
+    hazard = ans.encoder_hazard(first, reads, cdfs, offsets, len(stream) // 4)
+    if hazard:
+        raise Declined(WHY_ENCODER[hazard])
     if ans.encode(first, reads, cdfs, offsets) != stream:
         raise Declined(WHY_NOT_OWN)
     return first
