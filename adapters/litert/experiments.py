@@ -7,7 +7,7 @@ value beside what each LiteRT op resolver returned.
   points 0, weight 1 or 5, the filter scale the real multiplier) over accumulators −300..300, int8
   and 16x8, on each resolver, against five candidate functions: which one each kernel computes
   (docs/litert.md, "rq").
-- `dequantize`: F10, the optimised int8 DEQUANTIZE of the `builtin` resolver against (q − zp)·scale
+- `dequantize`: F7, the optimised int8 DEQUANTIZE of the `builtin` resolver against (q − zp)·scale
   rounded once, and against q·scale + (−zp·scale) with each step rounded to binary32.
 - `dequantize_zero_point`: zero points outside int8 (which TFLite's int8 spec does not admit): the
   reference kernel subtracts in int32 exactly; the seed rounds the zero point to binary32 first.
@@ -157,7 +157,7 @@ def bits(v):
 
 
 def dequantize():
-    """F10: the `builtin` resolver's int8 DEQUANTIZE against two formulas."""
+    """F7: the `builtin` resolver's int8 DEQUANTIZE against two formulas."""
     q = list(range(-128, 128))
     for scale_bits, zp in ((0x3EAAAAAB, -3), (0x3DCCCCCD, -3), (0x3EAAAAAB, 127), (0x3EAAAAAB, 0)):
         s = f32(scale_bits)

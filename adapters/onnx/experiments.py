@@ -1,6 +1,7 @@
 """Reproductions of the observations in docs/onnx.md and docs/findings.md, on both backends.
 
-    adapters/onnx/.venv/bin/python adapters/onnx/experiments.py
+    adapters/onnx/.venv/bin/python adapters/onnx/experiments.py [NAME…]
+    qemu-x86_64 -cpu Haswell adapters/onnx/.venv/bin/python adapters/onnx/experiments.py cpu_features
 
 Each prints the exact wai-ops/1 value beside what each backend returned.
 """
@@ -97,11 +98,25 @@ def dequantize():
               f"staged {integer_first} | int32-wrapped difference {wrapped} | one rounding of the exact product {once} | {got}")
 
 
-def main():
-    dequantize()
-    x64quantprecision()
-    int64_minmax()
-    integer_div()
+def cpu_features():
+    """Runs of extreme 8-bit products through MatMulInteger and ConvInteger: exact on a CPU with VNNI;
+    run under `qemu-x86_64 -cpu Haswell` (AVX2, no VNNI) for F6's saturating pairs."""
+    for op in ("MatMulInteger", "ConvInteger"):
+        for xdt, xv, wv in ((np.int8, 127, 127), (np.int8, -128, -128), (np.uint8, 255, 127), (np.uint8, 255, -128)):
+            for n in (2, 8, 16):
+                shape = (1, n, 1, 1) if op == "ConvInteger" else (1, n)
+                wshape = (1, n, 1, 1) if op == "ConvInteger" else (n, 1)
+                got = run([helper.make_node(op, ["x", "w"], ["y"])], {"x": np.full(shape, xv, dtype=xdt)},
+                          [("w", np.full(wshape, wv, dtype=np.int8))], TensorProto.INT32)
+                print(f"{op} {np.dtype(xdt).name} {n} × ({xv}·{wv}): exact {n * xv * wv} | {got}")
+
+
+def main(names):
+    for name in names or ["dequantize", "x64quantprecision", "cpu_features", "int64_minmax", "integer_div", "qlinearconv_cases"]:
+        globals()[name]()
+
+
+def qlinearconv_cases():
     # acc = 2^24 + 2^17 + 1 (> 2^24: not a float32), s = 18: exact 65, float32(acc) = 2^24 + 2^17 -> 64.5 -> 64
     n = 1041
     xs, ws = [127] * n, [127] * n  # 1041 · 16129 = 16790289
@@ -136,4 +151,5 @@ def int64_minmax():
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+    main(sys.argv[1:])
