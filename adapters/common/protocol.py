@@ -281,8 +281,7 @@ def serve(answer):
 
 # --- a graph vector's run, for any runtime (§4's run steps) ------------------------------------
 #
-# The TOSA and ONNX adapters keep their own copies of these steps; adapters/litert uses this one.
-# A runtime is an object with:
+# Every adapter's `fill` runs these steps on its own runtime object, which has:
 #   name                                the runtime's name, for the reasons it gives;
 #   support(node, cx)                   raises Unsupported when the node has no exact mapping;
 #   inputs(graph, cx, tensor, shape, values)   the runtime's array of a graph input, its clamp policy
@@ -398,9 +397,9 @@ def answer_graph_vector(rt, req, whg1):
             return not_supported(rid, f"every decode is refused before any operator runs: nothing for {rt.name} to compute")
     except Unsupported as e:
         return not_supported(rid, str(e))
-    except AdapterBug as e:
-        print(f"{rt.name} fill: {rid}: adapter bug: {e}", file=sys.stderr)
-        return not_supported(rid, f"adapter bug: {e}")
+    except AdapterBug as e:  # said as what failed: the runtime refusing a graph is not always the adapter's bug
+        print(f"{rt.name} fill: {rid}: {e}", file=sys.stderr)
+        return not_supported(rid, str(e))
     except whg1.Whg1Error as e:
         return not_supported(rid, f"adapter bug: the WHG1 reader refused a loadable graph ({e})")
     # The request's own inputs and scalars, echoed (they were checked canonical).

@@ -121,8 +121,6 @@ class Answers(unittest.TestCase):
                 run(bad)
 
 
-@unittest.skipUnless(os.access(os.environ.get("WAI_ORACLE") or str(roundtrip.ROOT / "target/release/wai-oracle"),
-                               os.X_OK), "wai-oracle is not built")
 class RoundTrips(unittest.TestCase):
     def test_seeds_0_to_99_agree_with_the_oracle_under_every_mode(self):
         stats, own_failures, diffs = roundtrip.round_trips(range(100), None)

@@ -25,18 +25,16 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "common"))
 import whg1  # noqa: E402 - the WHG1 reader written from §10, shared by the adapters
 from protocol import (  # noqa: E402 - the fill protocol's side, shared by the adapters
-    CAP, I64, Context, Refused, RequestError, Unsupported, canonical, certificate, decodes_of,
-    integer, not_supported, parse, plan, serve, strings, tensor, too_large,
+    RequestError, answer_graph_vector, canonical, integer, not_supported, serve, strings,
 )
 
 import onnx_lower as lower  # noqa: E402
 from onnx_dequant import fill_numeric  # noqa: E402
-from onnx_graph import SESSION_OPTIONS, AdapterBug, Graph, session_options  # noqa: E402
+from onnx_graph import SESSION_OPTIONS, Graph, session_options  # noqa: E402
 
 BACKENDS = ("onnxruntime", "reference")
-BACKEND = "onnxruntime"
 
-# --- one decode (§4 run steps) ----------------------------------------------------------------
+# --- the ONNX backend as adapters/common's runtime ---------------------------------------------
 
 
 def nchw(shape, data):
@@ -63,150 +61,64 @@ def run_node(node, values, dims, scalars, cx):
     for v, t in zip(outs, node.outs):
         t = cx.graph.tensors[t]
         g.output(lower.clamp(g, v, t.lo, t.hi) if t.policy == "clamp" else g.op("Identity", [v]))
-    return g.run(BACKEND, f"node {node.index} ({node.op})")
+    return g.run(RUNTIME.name, f"node {node.index} ({node.op})")
 
 
-def check(t, arr):
-    if t.policy == "check" and (arr.size and (arr.min() < t.lo or arr.max() > t.hi)):
-        raise Refused("field_range")
+class Onnx:
+    """The ONNX backend as adapters/common's runtime (§4's run steps are `answer_graph_vector`'s)."""
 
+    name = "onnxruntime"
 
-def run_decode(graph, cx, inputs, scalars, state):
-    """§4's run steps for one decode; the outputs (CHW tensors) or Refused."""
-    data = iter(inputs)
-    shapes, raw = {}, {}
-    first = None
-    # Step 1: each input's channel count, sides and size.
-    for k, i in enumerate(graph.inputs):
-        t = graph.tensors[i.tensor]
-        if i.kind == "data":
-            shape, values = next(data)
-        else:
-            shape, values = state.get(k) or ([t.channels, first[1], first[2]], None)
-        if k == 0:
-            first = shape
-        c, h, w = shape
-        if c != t.channels or h < 1 or w < 1:
-            raise Refused("model_mismatch")
-        if (i.max_h and (h > i.max_h or w > i.max_w)) or c * h * w > graph.max_elems:
-            raise Refused("too_large")
-        if values is None:
-            values = [i.init] * (c * h * w)
-        shapes[i.tensor], raw[i.tensor] = shape, values
-    # Step 2: the scalars.
-    for (lo, hi), v in zip(graph.scalars, scalars):
-        if not lo <= v <= hi:
-            raise Refused("field_range")
-    # Step 3: the run-time plan.
-    dims = dict(shapes)
-    for node in graph.nodes:
-        outs = plan(node, [dims[t] for t in node.ins], cx)
-        for t, s in zip(node.outs, outs):
-            if s[0] * s[1] * s[2] > graph.max_elems:
-                raise Refused("too_large")
-            dims[t] = s
-    # Step 4: the input policies, then the nodes on the ONNX backend.
-    values = {}
-    for i in graph.inputs:
-        t = graph.tensors[i.tensor]
-        vals = raw[i.tensor]
+    def support(self, node, cx):
+        lower.support(node, cx)
+
+    def inputs(self, graph, cx, tensor, shape, values):
+        t = graph.tensors[tensor]
         if t.policy == "check":
-            if any(v < t.lo or v > t.hi for v in vals):
-                raise Refused("field_range")
-            values[i.tensor] = nchw(shapes[i.tensor], vals)
-        else:
-            if any(v < I64[0] or v > I64[1] for v in vals):
-                raise Unsupported("a clamp input's value passes INT64")
-            g = Graph()
-            g.output(lower.clamp(g, g.input(nchw(shapes[i.tensor], vals)), t.lo, t.hi))
-            values[i.tensor] = g.run(BACKEND, f"input {i.tensor} (clamp policy)")[0]
-    for s in dims.values():
-        too_large(s)
-    for node in graph.nodes:
-        got = run_node(node, values, [dims[t] for t in node.ins], scalars, cx)
-        for t, arr in zip(node.outs, got):
-            want = [1] + dims[t]
-            if list(arr.shape) != want:
-                raise AdapterBug(f"node {node.index} ({node.op}): {BACKEND} gave the shape {list(arr.shape)}, not {want}")
-            check(graph.tensors[t], arr)
-            values[t] = arr
-    return [values[t] for t in graph.outputs]
+            return nchw(shape, values)
+        g = Graph()
+        g.output(lower.clamp(g, g.input(nchw(shape, values)), t.lo, t.hi))
+        return g.run(self.name, f"input {tensor} (clamp policy)")[0]
+
+    def run_node(self, node, values, dims, scalars, cx):
+        return run_node(node, values, dims, scalars, cx)
+
+    def dims(self, a):
+        return list(a.shape[1:])
+
+    def bounds(self, a):
+        return (int(a.min()), int(a.max())) if a.size else None
+
+    def chw(self, a):
+        return chw(a)
+
+    def state(self, a):
+        return list(a[0].shape), a[0].reshape(-1).tolist()
 
 
-# --- one record -------------------------------------------------------------------------------
-
+RUNTIME = Onnx()
 
 
 def answer(line, req):
     rid = req["id"]
     if isinstance(req.get("in"), dict) and "q" in req["in"]:
-        return {"expect": fill_numeric(req, BACKEND), "id": rid, "in": req["in"]}
+        return {"expect": fill_numeric(req, RUNTIME.name), "id": rid, "in": req["in"]}
     if "buffers" in req:
         return not_supported(rid, "a DetessDequant call: its MLA tiled layouts and output strides have no ONNX operators (only the numeric records are computed, by DequantizeLinear)")
     if "graph" not in req:
         if "bundle" in req:
             return not_supported(rid, "jpegai scale path: the entropy decodes (mans_decode) and the band lookups have no ONNX operators")
         return not_supported(rid, "not a graph vector")
-    profiles = req.get("profiles")
-    if not isinstance(profiles, list):
-        return not_supported(rid, "no profiles given: this adapter is an operator implementation (--role operator)")
-    try:
-        decodes = decodes_of(req)
-    except Unsupported as e:
-        return not_supported(rid, str(e))
-    try:
-        graph_bytes = bytes.fromhex(req["graph"])
-    except (TypeError, ValueError):
-        raise RequestError("graph", "not hexadecimal") from None
-    try:
-        cert = certificate(graph_bytes)
-        graph = whg1.read(graph_bytes)
-        cx = Context(graph, cert)
-        for node in graph.nodes:
-            try:
-                lower.support(node, cx)
-            except Unsupported as e:
-                why = str(e) if str(e).startswith(node.op + ":") else f"{node.op}: {e}"
-                raise Unsupported(f"node {node.index}: {why}" if len(graph.nodes) > 1 else why) from None
-        state, expects, ran = {}, [], False
-        for ins, scalars in decodes:
-            try:
-                outs = run_decode(graph, cx, ins, scalars, state)
-            except Refused as e:
-                expects.append({"refuse": str(e)})
-                continue
-            ran = True
-            expects.append({"outputs": [chw(a) for a in outs]})
-            for k, i in enumerate(graph.inputs):
-                if i.kind == "state":
-                    a = outs[i.src][0]
-                    state[k] = (list(a.shape), [int(v) for v in a.reshape(-1)])
-        if not ran:
-            return not_supported(rid, "every decode is refused before any operator runs: nothing for the ONNX backend to compute")
-    except Unsupported as e:
-        return not_supported(rid, str(e))
-    except AdapterBug as e:
-        print(f"onnx fill: {rid}: {e}", file=sys.stderr)
-        return not_supported(rid, str(e))
-    except whg1.Whg1Error as e:
-        return not_supported(rid, f"adapter bug: the WHG1 reader refused a loadable graph ({e})")
-    # The request's own inputs and scalars, echoed (they were checked canonical).
-    decodes = [{"expect": e, "inputs": d["inputs"], "scalars": d["scalars"]}
-               for d, e in zip(req["decodes"], expects)]
-    return {"decodes": decodes, "graph": req["graph"], "id": rid, "load": "ok", "profiles": profiles}
-
-
-USAGE = "usage: adapters/onnx/fill --backend onnxruntime|reference [--option NAME=VALUE]…"
+    return answer_graph_vector(RUNTIME, req, whg1)
 
 
 def main(argv):
-    global BACKEND
     if len(argv) < 2 or argv[0] != "--backend" or argv[1] not in BACKENDS:
         print(USAGE, file=sys.stderr)
         return 2
-    BACKEND, rest = argv[1], argv[2:]
+    RUNTIME.name, rest = argv[1], argv[2:]
     while rest:
-        if len(rest) < 2 or rest[0] != "--option" or "=" not in rest[1] or BACKEND != "onnxruntime":
+        if len(rest) < 2 or rest[0] != "--option" or "=" not in rest[1] or RUNTIME.name != "onnxruntime":
             print(USAGE + " (--option: onnxruntime's session options only)", file=sys.stderr)
             return 2
         key, value = rest[1].split("=", 1)

@@ -5,8 +5,14 @@ reference evaluator (`onnx.reference.ReferenceEvaluator`).
 Every tensor between wai-ops nodes is an int64 numpy array in NCHW (`[1, C, H, W]`).
 """
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import onnxruntime
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "common"))
+from protocol import AdapterBug  # noqa: E402,F401 - a graph the backend rejects
 
 onnxruntime.set_default_logger_severity(3)  # no warnings about unused initializers on stderr
 import onnx
@@ -42,10 +48,6 @@ def session_options():
         else:
             setattr(so, key, int(value))
     return so
-
-
-class AdapterBug(Exception):
-    """The backend rejected a graph this adapter built, or returned the wrong shape."""
 
 
 def fits(lo, hi, dtype):

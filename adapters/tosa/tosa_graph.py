@@ -11,17 +11,19 @@ import os
 
 os.environ.setdefault("TOSA_MODEL_NO_BACKTRACE", "1")
 
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+
 import numpy as np  # noqa: E402
 import tosa_reference_model as refmodel  # noqa: E402
 import tosa_serializer as ts  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "common"))
+from protocol import AdapterBug  # noqa: E402,F401 - a graph the reference model rejects
+
 D = ts.DType
 NUMPY = {D.BOOL: np.bool_, D.INT8: np.int8, D.INT16: np.int16, D.INT32: np.int32, D.INT64: np.int64}
 RANGE = {D.INT8: 8, D.INT16: 16, D.INT32: 32, D.INT48: 48, D.INT64: 64}
-
-
-class AdapterBug(Exception):
-    """TOSA refused or flagged a graph the adapter believed exact."""
 
 
 def fits(lo, hi, dtype):
