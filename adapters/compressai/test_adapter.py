@@ -5,7 +5,6 @@ range check, request errors, and a short run of the round trips against the orac
 """
 
 import json
-import os
 import unittest
 
 import ans
