@@ -124,6 +124,24 @@ def parse(line):
     return req
 
 
+FORMS = [  # docs/protocol.md's record forms, each told by a member (stage before numeric: a stage
+    # vector's "in" may hold a "q" too)
+    ("graph vector", lambda r: "graph" in r),
+    ("stage-operator vector", lambda r: "op" in r),
+    ("lowering record", lambda r: "lowering" in r),
+    ("jpegai scale path", lambda r: "bundle" in r),
+    ("CIS-2 function", lambda r: "fn" in r),
+    ("CIS-2 decode", lambda r: "model" in r),
+    ("DetessDequant numeric", lambda r: isinstance(r.get("in"), dict) and "q" in r["in"]),
+    ("DetessDequant call", lambda r: "buffers" in r),
+]
+
+
+def form(req):
+    """The request's record form (docs/protocol.md), or None."""
+    return next((name for name, has in FORMS if has(req)), None)
+
+
 def decodes_of(req):
     out = []
     if not isinstance(req.get("decodes"), list):

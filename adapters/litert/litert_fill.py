@@ -24,7 +24,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "common"))
 import whg1  # noqa: E402 - the WHG1 reader written from §10, shared by the adapters
 from protocol import (  # noqa: E402 - the fill protocol's side, shared by the adapters
-    AdapterBug, RequestError, Unsupported, answer_graph_vector, integer, not_supported, serve,
+    AdapterBug, RequestError, Unsupported, answer_graph_vector, form, integer, not_supported, serve,
 )
 
 import litert_graph  # noqa: E402
@@ -163,15 +163,16 @@ def answer_numeric(req):
 
 def answer(line, req):
     rid = req["id"]
-    if "graph" in req:
+    kind = form(req)
+    if kind == "graph vector":
         return answer_graph_vector(LiteRT(), req, whg1)
-    if isinstance(req.get("in"), dict) and "q" in req["in"]:
+    if kind == "DetessDequant numeric":
         return answer_numeric(req)
-    if "buffers" in req:
-        return not_supported(rid, "a DetessDequant whole call: MLA-tiled layouts, buffers and the call's checks are the kernel library's, not a LiteRT operator's (only the numeric core maps, to DEQUANTIZE)")
-    if "bundle" in req:
-        return not_supported(rid, "jpegai scale path: the entropy decodes (mans_decode) and the band lookups have no TFLite operators")
-    return not_supported(rid, "not a graph vector or a DetessDequant numeric record")
+    why = {
+        "DetessDequant call": "MLA-tiled layouts, buffers and the call's checks are the kernel library's, not a LiteRT operator's (only the numeric core maps, to DEQUANTIZE)",
+        "jpegai scale path": "the entropy decodes (mans_decode) and the band lookups have no TFLite operators",
+    }.get(kind, "not a graph vector or a DetessDequant numeric record")
+    return not_supported(rid, f"{kind or 'an unknown record form'}: {why}")
 
 
 def main(argv):

@@ -25,7 +25,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "common"))
 import whg1  # noqa: E402 - the WHG1 reader written from §10, shared by the adapters
 from protocol import (  # noqa: E402 - the fill protocol's side, shared by the adapters
-    RequestError, answer_graph_vector, canonical, integer, not_supported, serve, strings,
+    RequestError, answer_graph_vector, canonical, form, integer, not_supported, serve, strings,
 )
 
 import onnx_lower as lower  # noqa: E402
@@ -101,15 +101,19 @@ RUNTIME = Onnx()
 
 def answer(line, req):
     rid = req["id"]
-    if isinstance(req.get("in"), dict) and "q" in req["in"]:
+    kind = form(req)
+    if kind == "graph vector":
+        return answer_graph_vector(RUNTIME, req, whg1)
+    if kind == "DetessDequant numeric":
         return {"expect": fill_numeric(req, RUNTIME.name), "id": rid, "in": req["in"]}
-    if "buffers" in req:
-        return not_supported(rid, "a DetessDequant call: its MLA tiled layouts and output strides have no ONNX operators (only the numeric records are computed, by DequantizeLinear)")
-    if "graph" not in req:
-        if "bundle" in req:
-            return not_supported(rid, "jpegai scale path: the entropy decodes (mans_decode) and the band lookups have no ONNX operators")
-        return not_supported(rid, "not a graph vector")
-    return answer_graph_vector(RUNTIME, req, whg1)
+    why = {
+        "DetessDequant call": "its MLA tiled layouts and output strides have no ONNX operators (only the numeric records are computed, by DequantizeLinear)",
+        "jpegai scale path": "the entropy decodes (mans_decode) and the band lookups have no ONNX operators",
+    }.get(kind, "not computed by ONNX operators here")
+    return not_supported(rid, f"{kind or 'an unknown record form'}: {why}")
+
+
+USAGE = "usage: adapters/onnx/fill [--cpu MODEL] --backend onnxruntime|reference [--option NAME=VALUE]…"
 
 
 def main(argv):

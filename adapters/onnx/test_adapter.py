@@ -110,6 +110,13 @@ class Requests(unittest.TestCase):
                 onnx_fill.integer(bad, "f")
         self.assertEqual(onnx_fill.integer("-12", "f"), -12)
 
+    def test_record_forms(self):
+        # A stage vector's "in" may hold a "q" (residual_step): "op" tells it apart first.
+        self.assertEqual(onnx_fill.form({"id": "r", "op": "residual_step", "in": {"q": "1"}}), "stage-operator vector")
+        self.assertEqual(onnx_fill.form({"id": "n", "in": {"q": ["1"]}}), "DetessDequant numeric")
+        self.assertEqual(onnx_fill.form({"id": "g", "graph": "57"}), "graph vector")
+        self.assertIsNone(onnx_fill.form({"id": "x"}))
+
     def test_canonical_json(self):
         self.assertEqual(onnx_fill.canonical({"id": "a", "b": ["1"]}), '{"b":["1"],"id":"a"}')
 

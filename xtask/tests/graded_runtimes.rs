@@ -50,12 +50,21 @@ fn every_configuration_has_its_report_and_readme_row_with_the_reports_counts() {
     let readme = read("README.md");
     let mut reports: Vec<String> = std::fs::read_dir(root().join("docs/grades"))
         .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().trim_end_matches(".md").to_string())
+        .map(|e| {
+            e.unwrap()
+                .file_name()
+                .to_string_lossy()
+                .trim_end_matches(".md")
+                .to_string()
+        })
         .collect();
     reports.sort();
     let mut configs = configurations();
     configs.sort();
-    assert_eq!(reports, configs, "docs/grades/ holds exactly one report per adapters/grades.txt line");
+    assert_eq!(
+        reports, configs,
+        "docs/grades/ holds exactly one report per adapters/grades.txt line"
+    );
     for name in &configs {
         let link = format!("| [{name}](docs/grades/{name}.md) |");
         let row = readme
@@ -66,7 +75,11 @@ fn every_configuration_has_its_report_and_readme_row_with_the_reports_counts() {
         let (graded, failed, more) = counts(&read(&format!("docs/grades/{name}.md")));
         let failed = failed.len() + more;
         let want = [graded, graded - failed, failed].map(|n| n.to_string());
-        assert_eq!(cells[5..8], want, "README.md's row for {name}: gradable, passed, failed as the report says");
+        assert_eq!(
+            cells[5..8],
+            want,
+            "README.md's row for {name}: gradable, passed, failed as the report says"
+        );
     }
 }
 
