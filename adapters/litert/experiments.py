@@ -24,6 +24,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "common"))
 import litert_fill  # noqa: E402
+from exact import r_half_even, r_half_up  # noqa: E402
 from litert_graph import B, RESOLVERS, S, Interpreter, Model  # noqa: E402
 
 # --- the candidate requantisation functions (TFLite's QuantizeMultiplier, then a rounding) -------
@@ -40,17 +41,6 @@ def quantize_multiplier(real):
     if e < -31:
         return 0, 0
     return m, e
-
-
-def r_half_up(p, s):
-    return p if s == 0 else (p + (1 << (s - 1))) >> s
-
-
-def r_half_even(p, s):
-    if s == 0:
-        return p
-    q, r, h = p >> s, p - ((p >> s) << s), 1 << (s - 1)
-    return q + 1 if r > h or (r == h and q % 2) else q
 
 
 def single_half_up(acc, real):

@@ -15,25 +15,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "common"))
 import litert_fill  # noqa: E402
 import litert_lower  # noqa: E402
 import whg1  # noqa: E402
+from exact import R, r_half_up  # noqa: E402
 from protocol import Unsupported  # noqa: E402
 
 
-def r_floor(p, s):
-    return p >> s
-
-
-def r_half_up(p, s):
-    return p if s == 0 else (p + (1 << (s - 1))) >> s
-
-
-def r_half_even(p, s):
-    if s == 0:
-        return p
-    q, r, h = p >> s, p - ((p >> s) << s), 1 << (s - 1)
-    return q + 1 if r > h or (r == h and q % 2) else q
-
-
-R = {"floor": r_floor, "half_up": r_half_up, "half_even": r_half_even}
 
 
 class Tensor:

@@ -9,7 +9,8 @@ Each prints the exact wai-ops/1 value beside what each backend returned.
 import numpy as np
 from onnx import TensorProto, helper, numpy_helper
 
-from onnx_graph import IR_VERSION, OPSET
+from onnx_graph import IR_VERSION, OPSET  # (and adapters/common on the path)
+from exact import r_half_even  # noqa: E402
 
 
 def run(nodes, feeds, inits, out_type, config=None):
@@ -31,11 +32,6 @@ def run(nodes, feeds, inits, out_type, config=None):
         except Exception as e:  # noqa: BLE001
             res[name] = f"error: {type(e).__name__}: {str(e)[:120]}"
     return res
-
-
-def r_half_even(p, s):
-    q, r, h = p >> s, p - ((p >> s) << s), 1 << (s - 1)
-    return q + 1 if r > h or (r == h and q % 2) else q
 
 
 def integer_div():
