@@ -137,6 +137,14 @@ FORMS = [  # docs/protocol.md's record forms, each told by a member (stage befor
 ]
 
 
+def check_support(support, why_not, node, cx):
+    """A lowering's support check: the node's own check from `support`, or the reason `why_not`
+    gives (every adapter's lower module keeps these two tables)."""
+    if node.op not in support:
+        raise Unsupported(why_not.get(node.op, f"{node.op}: not mapped"))
+    support[node.op](node, cx)
+
+
 def form(req):
     """The request's record form (docs/protocol.md), or None."""
     return next((name for name, has in FORMS if has(req)), None)

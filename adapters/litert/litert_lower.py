@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "common"))
-from protocol import Unsupported  # noqa: E402 - shared by the adapters
+from protocol import Unsupported, check_support  # noqa: E402 - shared by the adapters
 
 from litert_graph import (  # noqa: E402
     B, S, binary, cast, clamp, concat, fits, gather, i32, reshape, slice_,
@@ -474,6 +474,4 @@ WHY_NOT = {
 
 
 def support(node, cx):
-    if node.op not in SUPPORT:
-        raise Unsupported(WHY_NOT.get(node.op, f"{node.op}: not mapped"))
-    SUPPORT[node.op](node, cx)
+    check_support(SUPPORT, WHY_NOT, node, cx)

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "common"))
-from protocol import Context, Unsupported  # noqa: E402,F401 - shared by the adapters
+from protocol import Context, Unsupported, check_support  # noqa: E402,F401 - shared by the adapters
 
 from onnx_graph import cast, fits, i64, reshape, slice_, transpose
 
@@ -446,6 +446,4 @@ WHY_NOT = {
 
 
 def support(node, cx):
-    if node.op not in SUPPORT:
-        raise Unsupported(WHY_NOT.get(node.op, f"{node.op}: not mapped"))
-    SUPPORT[node.op](node, cx)
+    check_support(SUPPORT, WHY_NOT, node, cx)
