@@ -114,8 +114,12 @@ fn tokenizer_json(t: &Trained, pairs: bool, set: Option<&Map<String, Value>>) ->
                   "end_of_word_suffix": null, "fuse_unk": false, "byte_fallback": false,
                   "ignore_merges": false, "vocab": vocab, "merges": merges}
     });
+    // `"model.dropout"` sets a member of a member.
     for (k, x) in set.into_iter().flatten() {
-        v[k] = x.clone();
+        match k.split_once('.') {
+            Some((outer, inner)) => v[outer][inner] = x.clone(),
+            None => v[k] = x.clone(),
+        }
     }
     serde_json::to_vec(&v).map_err(|e| e.to_string())
 }

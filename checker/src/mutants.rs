@@ -74,6 +74,11 @@ pub const CATALOGUE: &[Mutant] = &[
         "at n = 63, y ≤ 65553 < 2^17, so ⌊y / 2^63⌋ = 0: the result is 0 for n = 63 either way",
     ),
     m(
+        "exp-cutoff-65-shift-mod-64",
+        "§2",
+        "exp_neg_q16 returns 0 only from n ≥ 65, and shifts y by n modulo 64 (a 64-bit shift)",
+    ),
+    m(
         "exp-square-rounded",
         "§2",
         "exp_neg_q16 rounds t² / 2^16 half up instead of flooring",
@@ -147,6 +152,11 @@ pub const CATALOGUE: &[Mutant] = &[
         "run-scalars-after-plan",
         "§4",
         "run step 2 (scalar ranges) comes after step 3 (the plan)",
+    ),
+    m(
+        "run-values-in-step-1",
+        "§4",
+        "run step 1 also checks each input's values against its check range (step 4's), input by input",
     ),
     m(
         "plan-outputs-uncapped",
@@ -297,6 +307,11 @@ pub const CATALOGUE: &[Mutant] = &[
     // §5.10 data movement.
     m("concat-reversed", "§5.10", "concat takes its inputs in reverse order"),
     m("split-start-ignored", "§5.10", "split starts at channel 0"),
+    m(
+        "plan-split-start-times-count",
+        "§5.10",
+        "split's channel rule checks start·count ≤ C (a cargo-mutants survivor)",
+    ),
     m(
         "pixel-shuffle-transposed",
         "§5.10",
@@ -490,6 +505,11 @@ pub const CATALOGUE: &[Mutant] = &[
     // §7 Profiles.
     m("acc32-shift-64", "§7.2", "acc32 accepts an rq shift of 64"),
     m(
+        "acc32-chscale-shift-63",
+        "§7.2",
+        "acc32's chscale.s condition refuses a shift of 63 (a cargo-mutants survivor)",
+    ),
+    m(
         "acc32-pre-bias-checked",
         "§7.2",
         "acc32's post-bias condition is applied to a pre bias",
@@ -671,6 +691,16 @@ pub const CATALOGUE: &[Mutant] = &[
         "§8.5",
         "mac.a_bits records the output's width, not the inputs'",
     ),
+    m(
+        "mac-a-bits-before-policy",
+        "§8.5",
+        "mac.a_bits records an input's producer result, not its interval after the policy",
+    ),
+    m(
+        "mac-w-bits-magnitude",
+        "§8.5",
+        "mac.w_bits is the bits of [−m, m], m the weights' largest magnitude",
+    ),
     m("load-acc64-not-required", "§8.6", "a bare graph that fails acc64 loads"),
     // §9.2 wai-ops/1-npu.
     m(
@@ -682,6 +712,11 @@ pub const CATALOGUE: &[Mutant] = &[
         "npu-neg-mult-flag-missing",
         "§9.2",
         "the rq_neg_mult flag is never raised",
+    ),
+    m(
+        "npu-neg-mult-zero",
+        "§9.2",
+        "rq_neg_mult is raised for a chscale M with a zero entry and no negative one (a cargo-mutants survivor)",
     ),
     m("npu-shift-range-32", "§9.2", "rq_shift_range is raised only past 32"),
     m("npu-state-add-missing", "§9.2", "the state_add flag is never raised"),
@@ -714,6 +749,16 @@ pub const CATALOGUE: &[Mutant] = &[
         "a state's init outside its input's range loads",
     ),
     m(
+        "whg1-state-init-source-range",
+        "§10.3",
+        "a state's init is checked against its source output's range, not its own",
+    ),
+    m(
+        "whg1-state-src-as-tensor",
+        "§10.3",
+        "a state's src is read as a tensor index, not a position in the outputs table",
+    ),
+    m(
         "whg1-trailing-params",
         "§10.4",
         "an operator's parameters may have trailing bytes",
@@ -724,6 +769,16 @@ pub const CATALOGUE: &[Mutant] = &[
         "no state input carries its output to the next decode",
     ),
     m("state-init-zero", "§10.3", "a state input starts at 0, not at its init"),
+    m(
+        "state-policy-skipped",
+        "§10.3",
+        "a carried state skips its own input policy (§4 run step 4)",
+    ),
+    m(
+        "state-carried-before-policy",
+        "§10.3",
+        "a state carries its source's producer result, before the source's clamp",
+    ),
     m(
         "refused-decode-resets-state",
         "§10.3",
@@ -759,6 +814,12 @@ pub const CATALOGUE: &[Mutant] = &[
         "band_lookup takes row 0 when the GRFS flag is clear",
     ),
     m("scale-path-coded-383", "§13.6.1", "the mask is coded(v, 383)"),
+    // cis2-spec.
+    m(
+        "cis2-model-flags-unchecked",
+        "CIS-2 §3.1",
+        "a BPE model's dropout, unk_token, continuing_subword_prefix and end_of_word_suffix are not checked (a cargo-mutants survivor)",
+    ),
     // The grader's process faults (docs/protocol.md).
     m(
         "crash-on-stage",

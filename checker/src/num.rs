@@ -69,7 +69,7 @@ pub fn exp_neg_q16(x: i64) -> Option<i64> {
     let u = x.checked_neg()?; // exp.negx
     let n = u / 45426; // u ≥ 0, so this is the floor
     // Equivalent when the cutoff is 64: at n = 63, y < 2^17 gives ⌊y / 2^63⌋ = 0 as well.
-    if n >= fault!("exp-cutoff-64", 63, 64) {
+    if n >= fault!("exp-cutoff-65-shift-mod-64", fault!("exp-cutoff-64", 63, 64), 65) {
         return Some(0);
     }
     let g = 45426 * n; // exp.nl
@@ -79,6 +79,7 @@ pub fn exp_neg_q16(x: i64) -> Option<i64> {
     let q = fault!("exp-square-rounded", t2 >> 16, (t2 + (1 << 15)) >> 16);
     let c = 23495 * q; // exp.c
     let y = (c >> 16) + 22544;
+    let n = fault!("exp-cutoff-65-shift-mod-64", n, n % 64);
     Some(fault!("exp-result-rounded", y >> n, half_up_shr(y, n)))
 }
 

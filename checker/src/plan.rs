@@ -101,10 +101,11 @@ fn out_channels(op: &Op, cin: &[u64]) -> Option<Vec<Option<u64>>> {
             one(c / 2)
         }
         OpKind::Split { start, count } => {
-            if u64::from(*start) + u64::from(*count) > c {
+            let (start, count) = (u64::from(*start), u64::from(*count));
+            if fault!("plan-split-start-times-count", start + count, start * count) > c {
                 return None;
             }
-            one(u64::from(*count))
+            one(count)
         }
         OpKind::PixelShuffle(r) => {
             let r2 = u64::from(*r) * u64::from(*r);

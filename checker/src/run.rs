@@ -77,6 +77,9 @@ impl<'a> Sequence<'a> {
             if k == 0 {
                 first = Some([c, h, w]);
             }
+            if fault!("run-values-in-step-1", false, outside_check(g, rec, data, k)) {
+                return Ok(Outcome::Refused(Code::FieldRange));
+            }
             shapes.push(s);
         }
         // Step 2: each scalar against its declared range.
@@ -114,7 +117,14 @@ impl<'a> Sequence<'a> {
                     None => vec![i128::from(fault!("state-init-zero", rec.init, 0)); shapes[k].elems() as usize],
                 }),
             };
-            let policy = g.tensors[rec.tensor].policy;
+            let policy = match (rec.kind, &self.carried[k]) {
+                (Kind::State, Some(_)) => fault!(
+                    "state-policy-skipped",
+                    g.tensors[rec.tensor].policy,
+                    Policy::Check(i64::MIN, i64::MAX)
+                ),
+                _ => g.tensors[rec.tensor].policy,
+            };
             let vals = match fault!("input-clamp-as-check", policy, as_check(policy)) {
                 Policy::Clamp(lo, hi) => raw
                     .iter()
@@ -134,6 +144,9 @@ impl<'a> Sequence<'a> {
                 data: vals,
             });
         }
+        // The producer results before their policies, for `state-carried-before-policy` only.
+        #[cfg(feature = "mutants")]
+        let mut raw_results: Vec<Option<Tensor>> = vec![None; g.tensors.len()];
         for op in &g.ops {
             let ins: Vec<&Tensor> = op
                 .ins
@@ -150,6 +163,7 @@ impl<'a> Sequence<'a> {
                 if r.shape != planned[t].expect("planned") || r.data.len() as u128 != r.shape.elems() {
                     return Err(ops::Bug(format!("{} produced a tensor of the wrong shape", op.name())));
                 }
+                fault!("state-carried-before-policy", (), raw_results[t] = Some(r.clone()));
                 match g.tensors[t].policy {
                     Policy::Derived => {}
                     Policy::Clamp(..) if early.is_some() => {} // clamp-policy-before-op clamped the inputs
@@ -175,12 +189,36 @@ impl<'a> Sequence<'a> {
         // The decode completed: each state input carries its output.
         for (k, rec) in g.inputs.iter().enumerate() {
             if rec.kind == Kind::State {
-                let carried = Some(outputs[rec.src as usize].clone());
+                let src = fault!(
+                    "whg1-state-src-as-tensor",
+                    &outputs[rec.src as usize],
+                    tensors[rec.src as usize].as_ref().expect("a graph input")
+                );
+                let carried = Some(fault!(
+                    "state-carried-before-policy",
+                    src.clone(),
+                    raw_results[g.outputs[rec.src as usize]]
+                        .clone()
+                        .unwrap_or_else(|| src.clone())
+                ));
                 fault!("state-not-carried", self.carried[k] = carried, ());
             }
         }
         Ok(Outcome::Outputs(outputs))
     }
+}
+
+/// `run-values-in-step-1`: data input `k`'s given values against its `check` range.
+#[cfg(feature = "mutants")]
+fn outside_check(g: &Graph, rec: &crate::whg1::InputRec, data: &[Given], k: usize) -> bool {
+    let Policy::Check(lo, hi) = g.tensors[rec.tensor].policy else {
+        return false;
+    };
+    if rec.kind != Kind::Data {
+        return false;
+    }
+    let d = g.inputs[..k].iter().filter(|i| i.kind == Kind::Data).count();
+    data[d].data.iter().any(|&v| v < i128::from(lo) || v > i128::from(hi))
 }
 
 /// Run step 1's size checks on input `k`: its sides against `max_h` and `max_w` when it declares

@@ -11,7 +11,8 @@
 //! - `diff REV`: what changed in `ops-conformance/` since a git revision, record by record.
 //! - `grade`: a third-party `fill` against the committed tree, with verdicts per profile.
 //! - `mutants`: the mutation audit: every fault of the checker's catalogue over the whole tree, each
-//!   killed by a vector or shown equivalent; writes docs/mutation-audit.md.
+//!   killed by two records or shown equivalent; writes docs/mutation-audit.md. `mutants --tool`:
+//!   cargo-mutants' mutants of the oracle against the committed tree; writes that file's last section.
 //! - `faults`: the checker's implementation faults (a 32-bit accumulator, a `float32` `rq`, …) over
 //!   both tiers: which catches each, at operand widths an int8/int16 kernel accepts; writes the table
 //!   of docs/scale.md.
@@ -23,6 +24,7 @@ mod diff;
 mod faults;
 mod fuzz_diff;
 mod mutants;
+mod mutants_tool;
 
 use wai_oracle::suite::Tier;
 use xtask::{FaultOptions, GENERATOR, build, run};
@@ -97,9 +99,23 @@ enum Cmd {
     Mutants {
         #[command(flatten)]
         faults: MutantArgs,
-        /// Run each fault over every file (by default a fault stops at the first file that kills it).
+        /// Run each fault over every file (by default a fault stops once two records kill it).
         #[arg(long)]
         all: bool,
+        /// Instead of the catalogue, cargo-mutants' own mutants of the oracle against the committed
+        /// tree (one shard of them); writes the tool's section of docs/mutation-audit.md.
+        #[arg(long)]
+        tool: bool,
+        /// With `--tool`: the round-robin shard, `K/N`.
+        #[arg(long, value_name = "K/N", default_value = "0/8", requires = "tool")]
+        shard: String,
+        /// With `--tool`: render the section from an earlier run's output directory (the one
+        /// holding `mutants.out`) instead of running.
+        #[arg(long, value_name = "DIR", requires = "tool")]
+        from: Option<PathBuf>,
+        /// With `--tool`: run again only the survivors classified `closed`; each must be caught.
+        #[arg(long, requires = "tool")]
+        recheck: bool,
     },
     /// The checker's implementation faults over both tiers: which catches each; writes the table
     /// of docs/scale.md.
@@ -187,7 +203,14 @@ fn main() -> ExitCode {
         Cmd::Diff { rev } => diff::run(&root, &rev),
         Cmd::FuzzSeeds => fuzz_seeds(&root),
         Cmd::Fuzz { target, seconds } => fuzz(&root, &target, seconds),
-        Cmd::Mutants { faults, all } => mutants::main(&root, fault_options(faults.only, faults.jobs), all),
+        Cmd::Mutants {
+            tool: true,
+            shard,
+            from,
+            recheck,
+            ..
+        } => mutants_tool::main(&root, mutants_tool::ToolOptions { shard, from, recheck }),
+        Cmd::Mutants { faults, all, .. } => mutants::main(&root, fault_options(faults.only, faults.jobs), all),
         Cmd::Faults { faults } => faults::main(&root, fault_options(faults.only, faults.jobs)),
     };
     match result {

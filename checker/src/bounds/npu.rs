@@ -40,7 +40,7 @@ pub fn npu_flags(g: &Graph, op: &Op) -> Vec<&'static str> {
             if *round == Round::Floor {
                 f.push("rq_floor_mult");
             }
-            if m.iter().any(|&v| v < 0) {
+            if m.iter().any(|&v| fault!("npu-neg-mult-zero", v < 0, v <= 0)) {
                 f.push("rq_neg_mult");
             }
             if *shift > 31 {

@@ -39,6 +39,9 @@ pub fn pass(g: &Graph, shapes: Option<&[Option<Shape>]>) -> Result<Pass, Refuse>
             .expect("an input is check or clamp");
         tensors[inp.tensor] = Some(range_iv(lo, hi));
     }
+    // The producer results before their policies, for `mac-a-bits-before-policy` only.
+    #[cfg(feature = "mutants")]
+    let mut results: Vec<Option<Iv>> = tensors.clone();
     let mut nodes = Vec::with_capacity(g.ops.len());
     for (k, op) in g.ops.iter().enumerate() {
         let ins: Vec<Iv> = op.ins.iter().map(|&t| tensors[t].expect("graph order")).collect();
@@ -47,12 +50,22 @@ pub fn pass(g: &Graph, shapes: Option<&[Option<Shape>]>) -> Result<Pass, Refuse>
         let out = rule(g, k, op, &ins, shapes, &mut c, &mut rec)?;
         let mut outs = Vec::with_capacity(op.outs.len());
         for (&t, &r) in op.outs.iter().zip(&out.results) {
+            fault!("mac-a-bits-before-policy", (), results[t] = Some(r));
             let iv = policy_applied(g.tensors[t].policy, r).ok_or(Refuse::EmptyCheck(k))?;
             tensors[t] = Some(iv);
             outs.push(iv);
         }
         let operands = fault!("mac-a-bits-of-outputs", &ins, &outs);
-        let a_bits = out.mac.then(|| operands.iter().map(|iv| iv.bits()).collect());
+        let a_bits = out.mac.then(|| {
+            fault!(
+                "mac-a-bits-before-policy",
+                operands.iter().map(|iv| iv.bits()).collect(),
+                op.ins
+                    .iter()
+                    .map(|&t| results[t].expect("graph order").bits())
+                    .collect()
+            )
+        });
         nodes.push(Node {
             saturated: c.saturated,
             rec,

@@ -152,7 +152,7 @@ pub fn acc32_params(op: &Op) -> Vec<&'static str> {
             if !m.iter().all(|&v| fits_i32(v)) {
                 out.push("chscale.m");
             }
-            if *shift > 63 {
+            if fault!("acc32-chscale-shift-63", *shift > 63, *shift >= 63) {
                 out.push("chscale.s");
             }
         }

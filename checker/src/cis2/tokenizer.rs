@@ -97,7 +97,7 @@ pub fn load(bytes: &[u8]) -> Result<Tokenizer, String> {
         "continuing_subword_prefix",
         "end_of_word_suffix",
     ] {
-        if !is_null_or_absent(model, k) {
+        if fault!("cis2-model-flags-unchecked", !is_null_or_absent(model, k), false) {
             return Err(format!("tokenizer.json: model.{k} is not null"));
         }
     }

@@ -639,9 +639,14 @@ fn step6_graph_rules(g: &Graph) -> R<()> {
     // State rules.
     for i in g.inputs.iter().filter(|i| i.kind == Kind::State) {
         ensure((i.src as usize) < g.outputs.len())?;
-        let out_t = g.outputs[i.src as usize];
+        let out_t = fault!("whg1-state-src-as-tensor", g.outputs[i.src as usize], i.src as usize);
         ensure(g.tensors[out_t].channels == g.tensors[i.tensor].channels)?;
-        let (lo, hi) = g.tensors[i.tensor].policy.range().ok_or(Malformed)?;
+        let own = g.tensors[i.tensor].policy.range().ok_or(Malformed)?;
+        let (lo, hi) = fault!(
+            "whg1-state-init-source-range",
+            own,
+            g.tensors[out_t].policy.range().unwrap_or((i64::MIN, i64::MAX))
+        );
         ensure(fault!("whg1-state-init-unchecked", lo <= i.init && i.init <= hi, true))?;
     }
     // Exponent rules.

@@ -9,7 +9,7 @@
 //! saturating operations, gives the fold's integers and its saturation.
 
 use super::rq::rq_rule;
-use super::{Out, k_c, range_bits, si};
+use super::{Out, k_c, si, w_bits};
 use crate::bounds::interval::{Iv, Rec, hull_into};
 use crate::bounds::sat::{Ctx, S};
 use crate::whg1::{Conv, ConvT};
@@ -56,7 +56,7 @@ pub(super) fn conv(c: &mut Ctx, rec: &mut Rec, p: &Conv, x: Iv) -> Out {
     Out {
         results: vec![y.expect("cout ≥ 1")],
         k_c: Some(k_c(c, term)),
-        w_bits: Some(range_bits(p.w.range())),
+        w_bits: Some(w_bits(p.w.range())),
         mac: true,
     }
 }
@@ -102,7 +102,7 @@ pub(super) fn conv_transpose(c: &mut Ctx, rec: &mut Rec, p: &ConvT, x: Iv, cin: 
     Out {
         results: vec![y.expect("cout ≥ 1")],
         k_c: Some(k_c(c, term)),
-        w_bits: Some(range_bits(p.w.range())),
+        w_bits: Some(w_bits(p.w.range())),
         mac: true,
     }
 }

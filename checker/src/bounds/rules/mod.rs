@@ -141,8 +141,16 @@ fn min_max(w: &[i64]) -> (i64, i64) {
     (lo, hi)
 }
 
-fn bits_of(w: &[i64]) -> u32 {
-    range_bits(min_max(w))
+/// `mac.w_bits` (§8.5): `bits` of `[min, max]` over the weights or `M`, given as that pair.
+fn w_bits((lo, hi): (i64, i64)) -> u32 {
+    range_bits(fault!("mac-w-bits-magnitude", (lo, hi), magnitude(lo, hi)))
+}
+
+/// `mac-w-bits-magnitude`: `[−m, m]`, `m` the largest magnitude.
+#[cfg(feature = "mutants")]
+fn magnitude(lo: i64, hi: i64) -> (i64, i64) {
+    let m = lo.saturating_abs().max(hi.saturating_abs());
+    (-m, m)
 }
 
 /// `bits` of the interval `[lo, hi]`.

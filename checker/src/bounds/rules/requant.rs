@@ -1,7 +1,7 @@
 //! §8.3 `rescale`, `chscale` and `mul`.
 
 use super::rq::{rq_channels, rq_pq, rq_rule};
-use super::{Out, bits_of, plain, si};
+use super::{Out, min_max, plain, si, w_bits};
 use crate::bounds::interval::{Iv, Rec, hull_into};
 use crate::bounds::sat::Ctx;
 use crate::num::Round;
@@ -47,7 +47,7 @@ pub(super) fn chscale(
     Out {
         results: vec![q],
         k_c: None,
-        w_bits: Some(bits_of(m)),
+        w_bits: Some(w_bits(min_max(m))),
         mac: true,
     }
 }
