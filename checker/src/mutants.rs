@@ -505,6 +505,11 @@ pub const CATALOGUE: &[Mutant] = &[
     // §7 Profiles.
     m("acc32-shift-64", "§7.2", "acc32 accepts an rq shift of 64"),
     m(
+        "acc32-igdn-shift-63",
+        "§7.2",
+        "acc32's igdn.shift condition refuses a gf or frac of 63 (a cargo-mutants survivor)",
+    ),
+    m(
         "acc32-chscale-shift-63",
         "§7.2",
         "acc32's chscale.s condition refuses a shift of 63 (a cargo-mutants survivor)",
@@ -716,7 +721,7 @@ pub const CATALOGUE: &[Mutant] = &[
     m(
         "npu-neg-mult-zero",
         "§9.2",
-        "rq_neg_mult is raised for a chscale M with a zero entry and no negative one (a cargo-mutants survivor)",
+        "rq_neg_mult is raised for a zero multiplier (an rq's or a chscale M's) with no negative one (a cargo-mutants survivor)",
     ),
     m("npu-shift-range-32", "§9.2", "rq_shift_range is raised only past 32"),
     m("npu-state-add-missing", "§9.2", "the state_add flag is never raised"),
@@ -788,6 +793,11 @@ pub const CATALOGUE: &[Mutant] = &[
     m("synth-bias-post", "§13.1", "int_synth's bias is placed post"),
     m("synth-input-unsigned", "§13.1", "int_synth's input range is [0, 255]"),
     m("whm1-range-no-plus-one", "§13.2", "P_ℓ's conv bound leaves out the + 1"),
+    m(
+        "whm1-igdn-n-minus-one",
+        "§13.2",
+        "P_ℓ's igdn N is Bb + c·(⌊G·X²/2^gf⌋ − 1) (a cargo-mutants survivor)",
+    ),
     m(
         "whm1-range-one-past",
         "§13.2",

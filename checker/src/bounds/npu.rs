@@ -17,7 +17,7 @@ pub fn npu_flags(g: &Graph, op: &Op) -> Vec<&'static str> {
         if fault!("npu-post-bias-flag-missing", rq.placement == Placement::Post, false) {
             f.push("rq_post_bias");
         }
-        let negative = rq.mult.iter().any(|&m| m < 0);
+        let negative = rq.mult.iter().any(|&m| fault!("npu-neg-mult-zero", m < 0, m <= 0));
         if fault!("npu-neg-mult-flag-missing", negative, false) {
             f.push("rq_neg_mult");
         }

@@ -160,7 +160,8 @@ pub fn acc32_params(op: &Op) -> Vec<&'static str> {
             if !gamma.iter().all(|&v| fits_i32(v)) {
                 out.push("igdn.gamma");
             }
-            if *gf > 63 || fault!("acc32-igdn-frac-unchecked", *frac > 63, false) {
+            let past = |s: u32| fault!("acc32-igdn-shift-63", s > 63, s >= 63);
+            if past(*gf) || fault!("acc32-igdn-frac-unchecked", past(*frac), false) {
                 out.push("igdn.shift");
             }
         }

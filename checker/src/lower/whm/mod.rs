@@ -270,7 +270,11 @@ pub fn predicate(l: &Layer, h: Header, family: Family) -> Option<Box<dyn Fn(U256
                 if gx2 > i128m {
                     return false;
                 }
-                let n = bb + c * ((gx2 >> gf) + 1);
+                let n = fault!("whm1-igdn-n-minus-one", bb + c * ((gx2 >> gf) + 1), {
+                    // N = Bb + c·(⌊G·X²/2^gf⌋ − 1), and isqrt(max(0, N)).
+                    let plus = bb + c * (gx2 >> gf);
+                    if plus >= c { plus - c } else { U256::from(0u8) }
+                });
                 if n > i128m {
                     return false;
                 }
