@@ -273,6 +273,13 @@ fn section(
         by("closed"),
         missed.iter().filter(|m| !classes.contains_key(&key(m))).count()
     );
+    let sampled: Vec<String> = missed.iter().map(|m| key(m)).collect();
+    let _ = writeln!(
+        s,
+        "`{SURVIVORS}` also classifies {} mutants outside this sample, met by an earlier, larger shard or by \
+         `--recheck` (cargo-mutants 27 lets a struct field's deletion past `-F`).\n",
+        classes.keys().filter(|k| !sampled.contains(k)).count()
+    );
     let _ = writeln!(
         s,
         "### Every survivor\n\n| mutant | verdict | why, or the vector that kills it now |\n|---|---|---|"
