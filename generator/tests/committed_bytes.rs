@@ -6,6 +6,8 @@
 //! Ignored by `cargo test`: `cargo xtask check` is the gate, and does this in its first step.
 //! cargo-mutants passes `--ignored`.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use wai_oracle::suite::Tier;
@@ -16,20 +18,8 @@ fn root() -> &'static Path {
 
 /// Every file under `dir`, relative and `/`-separated, of the small tier.
 fn small_tier(dir: &Path) -> Vec<String> {
-    fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) {
-        for e in std::fs::read_dir(dir).unwrap().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                walk(root, &p, out);
-            } else {
-                out.push(p.strip_prefix(root).unwrap().to_string_lossy().replace('\\', "/"));
-            }
-        }
-    }
-    let mut out = Vec::new();
-    walk(dir, dir, &mut out);
+    let mut out = common::files(dir);
     out.retain(|f| Tier::Small.holds(f));
-    out.sort();
     out
 }
 

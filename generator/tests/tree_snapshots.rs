@@ -20,6 +20,9 @@
 //! Review: `cargo insta review` (or read the `.snap.new` files beside the snapshots and
 //! accept with `INSTA_UPDATE=always cargo test -p wai-generate --test tree_snapshots`); see README.md.
 
+mod common;
+
+use common::files;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
@@ -760,24 +763,6 @@ fn render_certificate(c: &Map<String, Value>) -> String {
 
 // ---------------------------------------------------------------------------------------------
 // The tree
-
-/// Every file under `dir`, relative, with `/` separators, sorted.
-fn files(dir: &Path) -> Vec<String> {
-    fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) {
-        for e in std::fs::read_dir(dir).unwrap().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                walk(root, &p, out);
-            } else {
-                out.push(p.strip_prefix(root).unwrap().to_string_lossy().replace('\\', "/"));
-            }
-        }
-    }
-    let mut out = Vec::new();
-    walk(dir, dir, &mut out);
-    out.sort();
-    out
-}
 
 /// A file's own snapshot, when it has one: a JSON Lines file or a certificate.
 fn render_file(rel: &str, bytes: &[u8]) -> Option<String> {

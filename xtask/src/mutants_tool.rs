@@ -105,19 +105,8 @@ fn run(root: &Path, shard: &str) -> Result<PathBuf, String> {
     )
     .map_err(|e| format!("the unmutated tree fails the regeneration test: {e}"))?;
     let out = root.join("target/mutants-tool");
-    let status = Command::new(cargo_bin())
-        .current_dir(root)
-        .args(["mutants", "--shard", shard, "--baseline", "skip", "--timeout", "300"])
-        .args([
-            "--build-timeout",
-            "900",
-            "--jobs",
-            "2",
-            "--test-package",
-            "wai-generate",
-            "-o",
-        ])
-        .arg(&out)
+    let status = mutants(root, &out)
+        .args(["--shard", shard])
         .status()
         .map_err(|e| format!("cargo mutants: {e}"))?;
     // 0: all caught; 2: some missed; 3: some timed out (cargo-mutants' exit codes).
@@ -125,6 +114,25 @@ fn run(root: &Path, shard: &str) -> Result<PathBuf, String> {
         Some(0 | 2 | 3) => Ok(out),
         _ => Err(format!("cargo mutants failed: {status}")),
     }
+}
+
+/// `cargo mutants` with this audit's options, its output in `out`: the configured test package, two
+/// mutants at a time, and no baseline (`run` runs it).
+fn mutants(root: &Path, out: &Path) -> Command {
+    let mut cmd = Command::new(cargo_bin());
+    cmd.current_dir(root)
+        .args([
+            "mutants",
+            "--baseline",
+            "skip",
+            "--timeout",
+            "300",
+            "--build-timeout",
+            "900",
+        ])
+        .args(["--jobs", "2", "--test-package", "wai-generate", "-o"])
+        .arg(out);
+    cmd
 }
 
 /// Runs every `closed` survivor again; each must be caught now.
@@ -138,19 +146,7 @@ fn recheck(root: &Path, classes: &BTreeMap<String, Class>) -> Result<(), String>
         return Ok(());
     }
     let out = root.join("target/mutants-recheck");
-    let mut cmd = Command::new(cargo_bin());
-    cmd.current_dir(root)
-        .args(["mutants", "--baseline", "skip", "--timeout", "300"]);
-    cmd.args([
-        "--build-timeout",
-        "900",
-        "--jobs",
-        "2",
-        "--test-package",
-        "wai-generate",
-        "-o",
-    ])
-    .arg(&out);
+    let mut cmd = mutants(root, &out);
     for k in &closed {
         let (file, what) = k.split_once(": ").unwrap_or(("", k));
         cmd.args(["-f", file, "-F", &format!("{}$", escape(what))]);
