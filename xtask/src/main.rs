@@ -106,8 +106,8 @@ enum Cmd {
         /// tree (one shard of them); writes the tool's section of docs/mutation-audit.md.
         #[arg(long)]
         tool: bool,
-        /// With `--tool`: the round-robin shard, `K/N`.
-        #[arg(long, value_name = "K/N", default_value = "0/8", requires = "tool")]
+        /// With `--tool`: the round-robin shard, `K/N` (the committed sample's by default).
+        #[arg(long, value_name = "K/N", default_value = "0/16", requires = "tool")]
         shard: String,
         /// With `--tool`: render the section from an earlier run's output directory (the one
         /// holding `mutants.out`) instead of running.

@@ -13,8 +13,8 @@
 //! A fault's run stops after the first file or set that brings its killing records to two (files in
 //! ascending size, then the certificate sets), so a fault that one record alone kills has run over the
 //! whole tree when the report says so; the audit fails on such a fault, as on a survivor: each clause
-//! is pinned by two different records. `--all` runs every fault over the whole tree. `--only a,b` runs the named faults only (and writes no report); `--jobs N` runs N
-//! faults at a time (default 2).
+//! is pinned by two different records. `--all` runs every fault over the whole tree. `--only a,b`
+//! runs the named faults only (and writes no report); `--jobs N` runs N faults at a time (default 2).
 
 use rayon::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};

@@ -86,8 +86,9 @@ pub fn main(root: &Path, o: ToolOptions) -> Result<(), String> {
     }
 }
 
-/// The regeneration test on the unmutated tree (cargo-mutants 27 runs its baseline on the mutated
-/// package's own tests, not the configured ones, so the baseline is this), then the shard.
+/// The regeneration test on the unmutated tree, as `.cargo/mutants.toml` names it (cargo-mutants 27
+/// runs its baseline on the mutated package's own tests, not the configured ones, so the baseline
+/// is this), then the shard.
 fn run(root: &Path, shard: &str) -> Result<PathBuf, String> {
     cargo(
         root,
@@ -116,21 +117,14 @@ fn run(root: &Path, shard: &str) -> Result<PathBuf, String> {
     }
 }
 
-/// `cargo mutants` with this audit's options, its output in `out`: the configured test package, two
-/// mutants at a time, and no baseline (`run` runs it).
+/// `cargo mutants` with this audit's options, its output in `out`: `.cargo/mutants.toml`'s files,
+/// test and profile, two mutants at a time, and no baseline (`run` runs it; without one the
+/// timeouts are given).
 fn mutants(root: &Path, out: &Path) -> Command {
     let mut cmd = Command::new(cargo_bin());
     cmd.current_dir(root)
-        .args([
-            "mutants",
-            "--baseline",
-            "skip",
-            "--timeout",
-            "300",
-            "--build-timeout",
-            "900",
-        ])
-        .args(["--jobs", "2", "--test-package", "wai-generate", "-o"])
+        .args(["mutants", "--baseline", "skip", "--timeout", "300"])
+        .args(["--build-timeout", "900", "--jobs", "2", "-o"])
         .arg(out);
     cmd
 }
