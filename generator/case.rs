@@ -51,6 +51,7 @@ pub fn cases(file: &Value, path: &str, root: &std::path::Path) -> Result<Vec<Cas
                     "model",
                     "prompt",
                     "gen_toks",
+                    "peer",
                     "scale",
                     "zero_point",
                     "q",

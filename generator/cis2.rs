@@ -292,7 +292,7 @@ pub fn tree_files(corpus: &Path) -> Result<Vec<(String, Vec<u8>)>, Fail> {
     }
     if let Some((path, cases)) = read(corpus, "decode.json")? {
         let decodes = lines(&path, &cases, |c, p| {
-            only(c, &["id", "about", "covers", "model", "prompt", "gen_toks"], p)?;
+            only(c, &["id", "about", "covers", "model", "prompt", "gen_toks", "peer"], p)?;
             let name = string(member(c, "model", p)?, &format!("{p}.model"))?;
             let request = json!({
                 "gen_toks": int(member(c, "gen_toks", p)?, &format!("{p}.gen_toks"))?.to_string(),
@@ -300,7 +300,7 @@ pub fn tree_files(corpus: &Path) -> Result<Vec<(String, Vec<u8>)>, Fail> {
                 "model": format!("cis2/models/{name}"),
                 "prompt": hex::encode(string(member(c, "prompt", p)?, &format!("{p}.prompt"))?),
             });
-            wai_oracle::fill::cis2::fill_decode_with(&request, |_| {
+            let record = wai_oracle::fill::cis2::fill_decode_with(&request, |_| {
                 let f = models
                     .get(name)
                     .ok_or(format!("model: no model {name:?} in models.json"))?;
@@ -309,11 +309,50 @@ pub fn tree_files(corpus: &Path) -> Result<Vec<(String, Vec<u8>)>, Fail> {
                     config: f.config.clone(),
                     tokenizer: f.tokenizer.clone(),
                 })
-            })
+            })?;
+            if let Some(peer) = c.get("peer") {
+                agrees_with_peer(&record["expect"], peer, &format!("{p}.peer"))?;
+            }
+            Ok(record)
         })?;
         out.push(("cis2/decode.jsonl".to_string(), decodes));
     }
     Ok(out)
+}
+
+/// A decode case's `peer`: the goldens another implementation publishes for the same run (its
+/// `source`, and any of `prompt_ids`, `generated_ids`, `witness_digest`, `argmax_digest`, ids as
+/// JSON numbers). The record's `expect` must hold each; the tree is not written otherwise.
+fn agrees_with_peer(expect: &Value, peer: &Value, path: &str) -> Result<(), Fail> {
+    let peer = object(peer, path)?;
+    only(
+        peer,
+        &[
+            "source",
+            "prompt_ids",
+            "generated_ids",
+            "witness_digest",
+            "argmax_digest",
+        ],
+        path,
+    )?;
+    string(member(peer, "source", path)?, &format!("{path}.source"))?;
+    for (k, published) in peer.iter().filter(|(k, _)| *k != "source") {
+        // The record writes ids as decimal strings.
+        let published = match published {
+            Value::Array(ids) => Value::Array(ids.iter().map(|id| Value::String(id.to_string())).collect()),
+            other => other.clone(),
+        };
+        if expect.get(k) != Some(&published) {
+            return Err(format!(
+                "{path}.{k}: the oracle computes {}, not the published {published}",
+                expect
+                    .get(k)
+                    .map_or("nothing (a refusal)".to_string(), Value::to_string)
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The coverage items of the CIS-2 suites, each with the record (or model) that covers it.

@@ -6,6 +6,7 @@ use crate::value::*;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use wai_oracle::cis2::tokenizer::{byte_to_unicode, pre_tokenize};
 
@@ -167,8 +168,7 @@ fn tensor_list(c: &Map<String, Value>, bias: bool, path: &str) -> Result<Vec<(St
     Ok(out)
 }
 
-/// Seeded bf16 patterns: a random sign and 7-bit mantissa, the biased exponent uniform in
-/// `exponents` (`norms` for norm gains); every `subnormal_every`-th element a subnormal.
+/// The bf16 patterns of `recipe`: a `table` recipe when it has one, else seeded.
 fn weights(recipe: &Map<String, Value>, list: Vec<(String, Vec<usize>)>, path: &str) -> Result<Vec<Tensor>, Fail> {
     only(
         recipe,
@@ -180,9 +180,29 @@ fn weights(recipe: &Map<String, Value>, list: Vec<(String, Vec<usize>)>, path: &
             "subnormal_every",
             "drop",
             "header_length",
+            "table",
+            "header",
         ],
         path,
     )?;
+    match recipe.get("table") {
+        Some(t) => table_weights(object(t, &format!("{path}.table"))?, list, &format!("{path}.table")),
+        None => seeded_weights(recipe, list, path),
+    }
+}
+
+/// A norm gain (`*layernorm.weight`, `model.norm.weight`) rather than a matrix or a bias.
+fn is_norm(name: &str) -> bool {
+    name.ends_with("layernorm.weight") || name == "model.norm.weight"
+}
+
+/// Seeded bf16 patterns: a random sign and 7-bit mantissa, the biased exponent uniform in
+/// `exponents` (`norms` for norm gains); every `subnormal_every`-th element a subnormal.
+fn seeded_weights(
+    recipe: &Map<String, Value>,
+    list: Vec<(String, Vec<usize>)>,
+    path: &str,
+) -> Result<Vec<Tensor>, Fail> {
     let mut rng = ChaCha8Rng::seed_from_u64(u64_(member(recipe, "seed", path)?, &format!("{path}.seed"))?);
     let (lo, hi) = pair(recipe.get("exponents"), (118, 125), &format!("{path}.exponents"))?;
     let (nlo, nhi) = pair(recipe.get("norms"), (126, 127), &format!("{path}.norms"))?;
@@ -194,11 +214,7 @@ fn weights(recipe: &Map<String, Value>, list: Vec<(String, Vec<usize>)>, path: &
     Ok(list
         .into_iter()
         .map(|(name, shape)| {
-            let (lo, hi) = if name.ends_with("layernorm.weight") || name == "model.norm.weight" {
-                (nlo, nhi)
-            } else {
-                (lo, hi)
-            };
+            let (lo, hi) = if is_norm(&name) { (nlo, nhi) } else { (lo, hi) };
             let data = (0..shape.iter().product::<usize>())
                 .map(|_| {
                     let r = rng.next_u32();
@@ -218,13 +234,55 @@ fn weights(recipe: &Map<String, Value>, list: Vec<(String, Vec<usize>)>, path: &
         .collect())
 }
 
+/// Patterns drawn from a table: element `i` of tensor `name`, whose rows are `row` long (its
+/// last dimension), is `patterns[(i·step + salt(name) + row_step·⌊i / row⌋) mod len]`, where
+/// `salt` folds the name's bytes `s ← (s·salt + b) mod 2^16` from 0; norm gains draw from
+/// `norms`. (`cis2-verify`'s tiny fixture is made so; docs/corpus.md.)
+fn table_weights(t: &Map<String, Value>, list: Vec<(String, Vec<usize>)>, path: &str) -> Result<Vec<Tensor>, Fail> {
+    only(t, &["weights", "norms", "step", "row_step", "salt"], path)?;
+    let patterns = |k: &str| -> Result<Vec<u16>, Fail> {
+        let p = format!("{path}.{k}");
+        let v: Vec<u16> = array(member(t, k, path)?, &p)?
+            .iter()
+            .map(|x| {
+                let s = string(x, &p)?;
+                s.strip_prefix("0x")
+                    .and_then(|h| u16::from_str_radix(h, 16).ok())
+                    .ok_or(format!("{p}: {s:?} is not a 0x bf16 pattern"))
+            })
+            .collect::<Result<_, _>>()?;
+        if v.is_empty() {
+            return Err(format!("{p}: empty"));
+        }
+        Ok(v)
+    };
+    let (weights, norms) = (patterns("weights")?, patterns("norms")?);
+    let n = |k: &str| -> Result<usize, Fail> { Ok(u32_(member(t, k, path)?, &format!("{path}.{k}"))? as usize) };
+    let (step, row_step, salt_by) = (n("step")?, n("row_step")?, n("salt")?);
+    Ok(list
+        .into_iter()
+        .map(|(name, shape)| {
+            let salt = name.bytes().fold(0usize, |s, b| (s * salt_by + b as usize) % 65536);
+            let table = if is_norm(&name) { &norms } else { &weights };
+            let row = *shape.last().expect("a tensor has a dimension");
+            let data = (0..shape.iter().product::<usize>())
+                .map(|i| table[(i * step + salt + row_step * (i / row)) % table.len()])
+                .collect();
+            Tensor { name, shape, data }
+        })
+        .collect())
+}
+
 /// A safetensors file: the header (keys sorted, padded with spaces to 8 bytes), then the
-/// tensors' data in the header's order. `header_length` overrides the length field.
-fn safetensors(tensors: &[Tensor], header_length: Option<u64>) -> Vec<u8> {
+/// tensors' data in the header's order. `header_length` overrides the length field; a `bare`
+/// header has no `__metadata__` and no padding.
+fn safetensors(tensors: &[Tensor], header_length: Option<u64>, bare: bool) -> Vec<u8> {
     let mut sorted: Vec<&Tensor> = tensors.iter().collect();
     sorted.sort_by(|a, b| a.name.cmp(&b.name));
     let mut header = Map::new();
-    header.insert("__metadata__".into(), json!({"format": "pt"}));
+    if !bare {
+        header.insert("__metadata__".into(), json!({"format": "pt"}));
+    }
     let mut at = 0;
     for t in &sorted {
         let len = 2 * t.data.len();
@@ -235,7 +293,7 @@ fn safetensors(tensors: &[Tensor], header_length: Option<u64>) -> Vec<u8> {
         at += len;
     }
     let mut text = serde_json::to_vec(&Value::Object(header)).expect("a JSON object");
-    while !text.len().is_multiple_of(8) {
+    while !bare && !text.len().is_multiple_of(8) {
         text.push(b' ');
     }
     let mut out = header_length.unwrap_or(text.len() as u64).to_le_bytes().to_vec();
@@ -268,7 +326,10 @@ pub fn tokenizers(v: &Value, path: &str) -> Result<BTreeMap<String, (Trained, bo
     Ok(out)
 }
 
-/// One model recipe's three files.
+/// One model recipe's three files. The tokenizer is trained (`tokenizer`, with `tokenizer_set`)
+/// or given whole (`tokenizer_json`); `"json": "python"` writes `config.json` and a given
+/// `tokenizer.json` as Python's `json.dumps(v, indent=2, sort_keys=True)` and a newline;
+/// `sha256` names the files' published hashes, which the built files must have.
 pub fn build(
     m: &Map<String, Value>,
     tokenizers: &BTreeMap<String, (Trained, bool)>,
@@ -276,22 +337,50 @@ pub fn build(
 ) -> Result<Files, Fail> {
     only(
         m,
-        &["name", "about", "tokenizer", "tokenizer_set", "config", "weights"],
+        &[
+            "name",
+            "about",
+            "tokenizer",
+            "tokenizer_set",
+            "tokenizer_json",
+            "json",
+            "config",
+            "weights",
+            "sha256",
+        ],
         path,
     )?;
-    let tname = string(member(m, "tokenizer", path)?, &format!("{path}.tokenizer"))?;
-    let (trained, pairs) = tokenizers
-        .get(tname)
-        .ok_or(format!("{path}.tokenizer: no tokenizer {tname:?}"))?;
-    let set = m
-        .get("tokenizer_set")
-        .map(|v| object(v, &format!("{path}.tokenizer_set")))
-        .transpose()?;
+    let python = match m.get("json") {
+        None => false,
+        Some(v) if v == "python" => true,
+        Some(v) => return Err(format!("{path}.json: {v} is not \"python\"")),
+    };
+    let write = |v: &Value| -> Result<Vec<u8>, Fail> {
+        if python {
+            Ok(format!("{}\n", python_json(v, 0, path)?).into_bytes())
+        } else {
+            serde_json::to_vec_pretty(v).map_err(|e| e.to_string())
+        }
+    };
     let mut config = object(member(m, "config", path)?, &format!("{path}.config"))?.clone();
-    // `"vocab_size": "$tokenizer"` is the tokenizer's vocabulary size.
-    if config.get("vocab_size") == Some(&json!("$tokenizer")) {
-        config.insert("vocab_size".into(), json!(trained.vocab.len()));
-    }
+    let tokenizer = match m.get("tokenizer_json") {
+        Some(t) => write(t)?,
+        None => {
+            let tname = string(member(m, "tokenizer", path)?, &format!("{path}.tokenizer"))?;
+            let (trained, pairs) = tokenizers
+                .get(tname)
+                .ok_or(format!("{path}.tokenizer: no tokenizer {tname:?}"))?;
+            let set = m
+                .get("tokenizer_set")
+                .map(|v| object(v, &format!("{path}.tokenizer_set")))
+                .transpose()?;
+            // `"vocab_size": "$tokenizer"` is the tokenizer's vocabulary size.
+            if config.get("vocab_size") == Some(&json!("$tokenizer")) {
+                config.insert("vocab_size".into(), json!(trained.vocab.len()));
+            }
+            tokenizer_json(trained, *pairs, set)?
+        }
+    };
     let recipe = object(member(m, "weights", path)?, &format!("{path}.weights"))?;
     let wp = format!("{path}.weights");
     let bias = recipe.get("bias") == Some(&Value::Bool(true));
@@ -307,9 +396,113 @@ pub fn build(
         .get("header_length")
         .map(|v| u64_(v, &format!("{wp}.header_length")))
         .transpose()?;
-    Ok(Files {
-        weights: safetensors(&tensors, header_length),
-        config: serde_json::to_vec_pretty(&Value::Object(config)).map_err(|e| e.to_string())?,
-        tokenizer: tokenizer_json(trained, *pairs, set)?,
+    let bare = match recipe.get("header") {
+        None => false,
+        Some(v) if v == "bare" => true,
+        Some(v) => return Err(format!("{wp}.header: {v} is not \"bare\"")),
+    };
+    let files = Files {
+        weights: safetensors(&tensors, header_length, bare),
+        config: write(&Value::Object(config))?,
+        tokenizer,
+    };
+    if let Some(published) = m.get("sha256") {
+        let p = format!("{path}.sha256");
+        let published = object(published, &p)?;
+        only(published, &["model.safetensors", "config.json", "tokenizer.json"], &p)?;
+        for (file, bytes) in [
+            ("model.safetensors", &files.weights),
+            ("config.json", &files.config),
+            ("tokenizer.json", &files.tokenizer),
+        ] {
+            let want = string(member(published, file, &p)?, &format!("{p}.{file}"))?;
+            let got = hex::encode(Sha256::digest(bytes));
+            if got != want {
+                return Err(format!(
+                    "{p}.{file}: the recipe gives sha256 {got}, not the published {want}"
+                ));
+            }
+        }
+    }
+    Ok(files)
+}
+
+/// `v` as Python's `json.dumps(v, indent=2, sort_keys=True)` writes it at `depth`: `", "`
+/// becomes a newline and indent, `": "` between key and value, every character outside
+/// printable ASCII escaped, floats as `repr` writes them.
+fn python_json(v: &Value, depth: usize, path: &str) -> Result<String, Fail> {
+    let indent = |d: usize| "  ".repeat(d);
+    Ok(match v {
+        Value::Null => "null".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) if n.is_f64() => python_float(n.as_f64().expect("an f64"), path)?,
+        Value::Number(n) => n.to_string(),
+        Value::String(s) => python_string(s),
+        Value::Array(a) if a.is_empty() => "[]".into(),
+        Value::Object(o) if o.is_empty() => "{}".into(),
+        Value::Array(a) => {
+            let items: Vec<String> = a
+                .iter()
+                .map(|x| Ok(format!("{}{}", indent(depth + 1), python_json(x, depth + 1, path)?)))
+                .collect::<Result<_, Fail>>()?;
+            format!("[\n{}\n{}]", items.join(",\n"), indent(depth))
+        }
+        Value::Object(o) => {
+            // serde_json's map is ordered by key, as `sort_keys` orders it (by code point).
+            let items: Vec<String> = o
+                .iter()
+                .map(|(k, x)| {
+                    Ok(format!(
+                        "{}{}: {}",
+                        indent(depth + 1),
+                        python_string(k),
+                        python_json(x, depth + 1, path)?
+                    ))
+                })
+                .collect::<Result<_, Fail>>()?;
+            format!("{{\n{}\n{}}}", items.join(",\n"), indent(depth))
+        }
     })
+}
+
+/// Python's `repr` of a float: the shortest digits that read back, positional when the
+/// decimal exponent is in `-5 < e < 16` (with `.0` on an integer), else `d.ddde±XX`.
+fn python_float(x: f64, path: &str) -> Result<String, Fail> {
+    if !x.is_finite() {
+        return Err(format!("{path}: {x} is not a JSON number"));
+    }
+    let sci = format!("{x:e}"); // the shortest digits, as `1.5e-5`
+    let (mantissa, e) = sci.split_once('e').expect("`e` formatting");
+    let e: i32 = e.parse().expect("an exponent");
+    Ok(if (-5 < e) && (e < 16) {
+        let s = format!("{x}");
+        if s.contains('.') { s } else { format!("{s}.0") }
+    } else {
+        format!("{mantissa}e{}{:02}", if e < 0 { '-' } else { '+' }, e.abs())
+    })
+}
+
+/// A JSON string as Python's `json.dumps` (with `ensure_ascii`) writes it.
+fn python_string(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            ' '..='~' => out.push(c),
+            _ => {
+                let mut units = [0u16; 2];
+                for u in c.encode_utf16(&mut units) {
+                    out.push_str(&format!("\\u{u:04x}"));
+                }
+            }
+        }
+    }
+    out.push('"');
+    out
 }

@@ -154,3 +154,24 @@ fn fast_and_exact_decodes_agree_on_the_suites_models() {
     }
     assert!(checked >= 4);
 }
+
+#[test]
+fn positions_end_at_max_position_embeddings_and_at_two_to_the_24() {
+    use wai_oracle::cis2::decode::check_positions;
+    // docs/assumptions.md C7: positions 0 … P + gen_toks − 1.
+    let ok = |p, n, m| check_positions(p, n, m).is_ok();
+    assert!(ok(2, 6, Some(8)), "the last position 7 is max_position_embeddings − 1");
+    assert!(!ok(2, 7, Some(8)));
+    assert!(
+        ok(2, (1 << 24) - 1, None),
+        "the last position is 2^24, still exact in f32"
+    );
+    assert!(!ok(2, 1 << 24, None), "2^24 + 1 is not exact in f32");
+    assert!(
+        !ok(2, (1 << 24) - 1 + 1, Some(usize::MAX)),
+        "2^24 bounds a larger max_position_embeddings too"
+    );
+    assert!(!ok(1, usize::MAX, None), "counted without overflow");
+    let refused = check_positions(1, usize::MAX, Some(8)).unwrap_err();
+    assert_eq!(refused.code.as_str(), "config_unsupported");
+}

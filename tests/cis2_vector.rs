@@ -38,3 +38,62 @@ fn a_wrong_file_is_refused_with_its_name_and_both_hashes() {
     assert!(err.contains(&got), "{err}");
     assert!(err.contains(vector::ARTIFACTS[0].1), "{err}");
 }
+
+/// cis2-verify's fixture, rebuilt by the corpus's recipe (`cis2/models/peer-tiny`), decoded by the
+/// command on both paths: the receipt holds the peer's published goldens, read from the
+/// `peer` member of `corpus/cis2/decode.json`'s case `peer-tiny-abcd`.
+#[test]
+fn the_peers_fixture_gives_the_peers_goldens_on_both_paths() {
+    let corpus: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string("corpus/cis2/decode.json").unwrap()).unwrap();
+    let case = corpus["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "peer-tiny-abcd")
+        .expect("the peer's case");
+    let peer = &case["peer"];
+    let ids = |k: &str| {
+        let v: Vec<String> = peer[k].as_array().unwrap().iter().map(|x| x.to_string()).collect();
+        format!("[{}]", v.join(", "))
+    };
+    for exact in [false, true] {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_wai-oracle"));
+        cmd.args([
+            "cis2",
+            "--unpinned",
+            "--model-dir",
+            "ops-conformance/cis2/models/peer-tiny",
+        ])
+        .args(["--prompt", case["prompt"].as_str().unwrap()])
+        .args(["--gen-toks", &case["gen_toks"].to_string()]);
+        if exact {
+            cmd.arg("--exact");
+        }
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let receipt = String::from_utf8(out.stdout).unwrap();
+        let lines: Vec<&str> = receipt.lines().collect();
+        assert_eq!(
+            lines[0],
+            format!(
+                "CIS2_REF digest={} prompt_idx=custom prompt_toks=2 gen_toks=6 dtype=fp32",
+                peer["witness_digest"].as_str().unwrap()
+            ),
+            "exact: {exact}"
+        );
+        assert_eq!(lines[1], "prompt_hex=61626364");
+        assert_eq!(
+            lines[2],
+            format!("argmax_digest={}", peer["argmax_digest"].as_str().unwrap())
+        );
+        assert!(
+            lines.contains(&format!("prompt_token_ids={}", ids("prompt_ids")).as_str()),
+            "{receipt}"
+        );
+        assert!(
+            lines.contains(&format!("generated_token_ids={}", ids("generated_ids")).as_str()),
+            "{receipt}"
+        );
+    }
+}

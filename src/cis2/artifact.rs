@@ -179,7 +179,8 @@ pub struct Config {
     pub heads: usize,
     pub kv_heads: usize,
     pub vocab: usize,
-    pub max_positions: usize,
+    /// `max_position_embeddings`, optional (C7).
+    pub max_positions: Option<usize>,
     /// §2.3: `rms_norm_eps as f32`.
     pub eps: F32,
     /// `rope_theta as f32`, §7.1.
@@ -227,7 +228,10 @@ impl Config {
                 heads: size("num_attention_heads")?,
                 kv_heads: size("num_key_value_heads")?,
                 vocab: size("vocab_size")?,
-                max_positions: size("max_position_embeddings")?,
+                max_positions: o
+                    .contains_key("max_position_embeddings")
+                    .then(|| size("max_position_embeddings"))
+                    .transpose()?,
                 eps: number("rms_norm_eps")?,
                 theta: number("rope_theta")?,
                 tied: flag("tie_word_embeddings")?,

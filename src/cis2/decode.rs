@@ -214,6 +214,31 @@ fn sha256(bytes: &[u8]) -> [u8; 32] {
     Sha256::digest(bytes).into()
 }
 
+/// §7.3 casts a position to `f32` exactly: every integer up to 2^24 is exact.
+pub const LAST_EXACT_POSITION: u128 = 1 << 24;
+
+/// C7: the positions `0 … prompt + gen_toks − 1` (§3.4) end at or before
+/// `max_position_embeddings − 1` when the config gives it, and at or before 2^24 always. Counted
+/// in 128 bits, so no count overflows.
+pub fn check_positions(prompt: usize, gen_toks: usize, max_positions: Option<usize>) -> Result<(), Refuse> {
+    let last = (prompt as u128 + gen_toks as u128).saturating_sub(1);
+    let bound = match max_positions {
+        Some(m) => (m as u128 - 1).min(LAST_EXACT_POSITION),
+        None => LAST_EXACT_POSITION,
+    };
+    if last > bound {
+        let what = match max_positions {
+            Some(m) if m as u128 - 1 == bound => format!("max_position_embeddings {m}"),
+            _ => "2^24 (§7.3 casts a position to f32 exactly)".to_string(),
+        };
+        return refuse(
+            Code::ConfigUnsupported,
+            format!("{prompt} prompt tokens and {gen_toks} steps reach position {last}, past {what}"),
+        );
+    }
+    Ok(())
+}
+
 /// Reads the files, tokenizes `prompt` and decodes `gen_toks` tokens greedily (§3.4), in the
 /// check order of docs/protocol.md: the files' formats, the config's values, the tensors, the
 /// prompt.
@@ -230,16 +255,7 @@ pub fn run(a: &impl Arith, files: &Artifacts, prompt: &str, gen_toks: usize) -> 
     if prompt_ids.is_empty() {
         return refuse(Code::ConfigUnsupported, "prompt: no token (nothing to decode from)");
     }
-    if prompt_ids.len().saturating_add(gen_toks) > c.max_positions {
-        return refuse(
-            Code::ConfigUnsupported,
-            format!(
-                "{} prompt tokens and {gen_toks} steps pass max_position_embeddings {}",
-                prompt_ids.len(),
-                c.max_positions
-            ),
-        );
-    }
+    check_positions(prompt_ids.len(), gen_toks, c.max_positions)?;
     if let Some(t) = prompt_ids.iter().find(|&&t| t as usize >= c.vocab) {
         return refuse(
             Code::ConfigUnsupported,

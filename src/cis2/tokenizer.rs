@@ -2,7 +2,8 @@
 //!
 //! Added tokens are split out first (docs/assumptions.md C5); each stretch between them goes
 //! through the Digits pre-split, the GPT-2 regex, the byte→unicode remap and the rank-ordered
-//! merges. Only the form §3.1 describes is accepted (C6).
+//! merges. Only the form §3.1 describes is accepted (C6); a byte character missing from the
+//! vocabulary is dropped (C6's reading of §3.1.5.b, the reference library's behaviour).
 
 use super::artifact::{Code, Refuse, refuse};
 use fancy_regex::Regex;
@@ -87,17 +88,11 @@ impl Tokenizer {
             return malformed("model is not the deterministic byte-level BPE of §3.1.5");
         }
         let vocab = Self::vocab(model)?;
-        let byte_char = byte_to_unicode();
-        if let Some(c) = byte_char.iter().find(|c| !vocab.contains_key(&c.to_string())) {
-            return malformed(format!(
-                "model.vocab has no entry for the byte character {c:?} (§3.1.5.b)"
-            ));
-        }
         Ok(Tokenizer {
             merges: Self::merges(model, &vocab)?,
             added: Self::added(o)?,
             vocab,
-            byte_char,
+            byte_char: byte_to_unicode(),
             pattern: Regex::new(GPT2_PATTERN).expect("the §3.1.4 pattern compiles"),
         })
     }
@@ -214,12 +209,13 @@ impl Tokenizer {
         Ok(())
     }
 
-    /// §3.1.5.b–c: one word's bytes as base symbols, then the lowest-ranked adjacent pair
+    /// §3.1.5.b–c: one word's bytes as base symbols (a byte whose character has no `vocab`
+    /// entry dropped, its neighbours made adjacent: C6), then the lowest-ranked adjacent pair
     /// merged, leftmost first, until no pair is in the merge list.
     fn bpe(&self, word: &str, ids: &mut Vec<u32>) {
         let mut symbols: Vec<u32> = word
             .bytes()
-            .map(|b| self.vocab[&self.byte_char[b as usize].to_string()])
+            .filter_map(|b| self.vocab.get(&self.byte_char[b as usize].to_string()).copied())
             .collect();
         loop {
             let best = symbols

@@ -82,18 +82,20 @@ pub fn run(files: &Artifacts, prompt: &str, gen_toks: usize, exact: bool) -> Res
     Ok((first, [t1, t2]))
 }
 
-/// The receipt lines of §12.
+/// The receipt lines of §12: §12.1's line (`prompt_idx` is `custom` for a prompt other than
+/// §3.2's, docs/assumptions.md C11), the prompt's bytes, then §13.1's values.
 pub fn receipt(r: &Receipt, prompt: &str) -> String {
     let idx = if prompt == PROMPT { "0" } else { "custom" };
     let ids = |v: &[u32]| v.iter().map(u32::to_string).collect::<Vec<_>>().join(", ");
     format!(
         "CIS2_REF digest={} prompt_idx={idx} prompt_toks={} gen_toks={} dtype=fp32\n\
-         argmax_digest={}\ntable_digest={}\ninv_freq_table_digest={}\n\
+         prompt_hex={}\nargmax_digest={}\ntable_digest={}\ninv_freq_table_digest={}\n\
          weights_sha256={}\nconfig_sha256={}\ntokenizer_sha256={}\n\
          prompt_token_ids=[{}]\ngenerated_token_ids=[{}]\n",
         hex::encode(r.witness_digest),
         r.prompt_ids.len(),
         r.generated_ids.len(),
+        hex::encode(prompt),
         hex::encode(r.argmax_digest),
         hex::encode(r.table_digest),
         hex::encode(r.inv_freq_table_digest),
