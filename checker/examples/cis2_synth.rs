@@ -16,7 +16,7 @@ fn main() {
         eprintln!("usage: cis2_synth DIR [GEN_TOKS]");
         std::process::exit(2);
     };
-    let steps: u64 = args.get(1).map_or(16, |s| s.parse().expect("GEN_TOKS"));
+    let steps: u128 = args.get(1).map_or(16, |s| s.parse().expect("GEN_TOKS"));
     let dir = Path::new(dir);
     std::fs::create_dir_all(dir).expect("DIR");
     if !dir.join("model.safetensors").exists() {

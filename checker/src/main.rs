@@ -332,8 +332,8 @@ fn run_cis2(args: &[String]) -> ExitCode {
         return usage();
     }
     let prompt = opt(&opts, "prompt").unwrap_or(vector::PINNED_PROMPT);
-    let gen_toks = match opt(&opts, "gen-toks").map(str::parse::<u64>) {
-        None => vector::PINNED_GEN_TOKS,
+    let gen_toks = match opt(&opts, "gen-toks").map(str::parse::<u128>) {
+        None => u128::from(vector::PINNED_GEN_TOKS),
         Some(Ok(n)) => n,
         Some(Err(_)) => {
             eprintln!("wai-checker: cis2: --gen-toks is not a non-negative integer");

@@ -343,6 +343,16 @@ fn tokenizer_outside_c6_is_refused() {
     assert!(mutate(&|j| j["pre_tokenizer"]["pretokenizers"][1]["add_prefix_space"] = json!(true)).is_some());
     assert!(mutate(&|j| j["model"]["byte_fallback"] = json!(true)).is_some());
     assert!(mutate(&|j| j["model"]["unk_token"] = json!("<unk>")).is_some());
+    // C6: a byte character missing from vocab is no longer refused (§3.1.5.b drops it)...
+    assert!(
+        mutate(&|j| {
+            let v = j["model"]["vocab"].as_object_mut().unwrap();
+            v.remove("~");
+            v.remove("Ā");
+        })
+        .is_none()
+    );
+    // ...but one a merge names is (Ġ is the first part of "Ġ u").
     assert!(
         mutate(&|j| {
             j["model"]["vocab"].as_object_mut().unwrap().remove("Ġ");
@@ -350,9 +360,49 @@ fn tokenizer_outside_c6_is_refused() {
         .is_some()
     );
     assert!(mutate(&|j| j["model"]["merges"].as_array_mut().unwrap().push(json!("x y"))).is_some());
-    // Pairs are accepted as well as "a b" strings; a decoder without its fields does not matter.
+    // A merge's concatenation must be in vocab too.
+    assert!(
+        mutate(&|j| {
+            j["model"]["vocab"].as_object_mut().unwrap().remove("On");
+        })
+        .is_some()
+    );
+    assert!(mutate(&|j| j["model"]["ignore_merges"] = json!(true)).is_some());
+    assert!(mutate(&|j| j["pre_tokenizer"]["pretokenizers"][0]["individual_digits"] = json!(false)).is_some());
+    assert!(mutate(&|j| j["post_processor"] = json!({"type": "ByteLevel"})).is_some());
+    // Pairs are accepted as well as "a b" strings.
     assert!(mutate(&|j| j["model"]["merges"][0] = json!(["O", "n"])).is_none());
+    // C6: members the encoding never reads are not validated beyond the file being JSON.
     assert!(mutate(&|j| j["decoder"] = json!({"type": "ByteLevel"})).is_none());
+    assert!(mutate(&|j| j["decoder"] = json!({"type": "NoSuchDecoder", "x": [1]})).is_none());
+    assert!(mutate(&|j| j["version"] = json!("9.9")).is_none());
+    assert!(mutate(&|j| j["truncation"] = json!("anything")).is_none());
+    assert!(mutate(&|j| j["padding"] = json!(17)).is_none());
+    assert!(mutate(&|j| j["something_else"] = json!({"a": null})).is_none());
+    for k in [
+        "version",
+        "truncation",
+        "padding",
+        "decoder",
+        "normalizer",
+        "post_processor",
+    ] {
+        assert!(
+            mutate(&|j| {
+                j.as_object_mut().unwrap().remove(k);
+            })
+            .is_none(),
+            "{k} absent"
+        );
+    }
+    // C6: added_tokens absent is none.
+    assert!(
+        mutate(&|j| {
+            j.as_object_mut().unwrap().remove("added_tokens");
+        })
+        .is_none()
+    );
+    assert!(mutate(&|j| j["added_tokens"] = json!({})).is_some());
     // C6's added tokens: a nonempty content, the four flags false or absent.
     assert!(mutate(&|j| j["added_tokens"][0]["lstrip"] = json!(true)).is_some());
     assert!(mutate(&|j| j["added_tokens"][0]["normalized"] = json!(true)).is_some());
@@ -363,6 +413,216 @@ fn tokenizer_outside_c6_is_refused() {
         })
         .is_none()
     );
+}
+
+/// C6's example of a tokenizer whose `vocab` lacks most byte characters: `a`…`m`, `ab`, `bc` and
+/// `abc`, with the merges `a b`, `b c`, `ab c`. Its `decoder` is written as `cis2-verify`'s fixture
+/// writes it, `{"type": "ByteLevel"}` alone, and it has no `added_tokens`, `version`, `truncation`
+/// or `padding` member.
+fn sparse_tokenizer_json() -> Value {
+    let mut vocab = serde_json::Map::new();
+    for (i, c) in ('a'..='m').enumerate() {
+        vocab.insert(c.to_string(), json!(i));
+    }
+    for (i, t) in ["ab", "bc", "abc"].iter().enumerate() {
+        vocab.insert((*t).to_string(), json!(13 + i));
+    }
+    json!({
+        "normalizer": null,
+        "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+            {"type": "Digits", "individual_digits": true},
+            {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": true}]},
+        "post_processor": null,
+        "decoder": {"type": "ByteLevel"},
+        "model": {"type": "BPE", "dropout": null, "unk_token": null, "continuing_subword_prefix": null,
+                  "end_of_word_suffix": null, "fuse_unk": false, "byte_fallback": false,
+                  "ignore_merges": false, "vocab": vocab, "merges": ["a b", "b c", "ab c"]}
+    })
+}
+
+/// The prompts both encodings are compared on: missing characters between mergeable ones, prompts
+/// of missing characters alone, digits, whitespace, non-ASCII.
+const SPARSE_PROMPTS: &[&str] = &[
+    "abcd",
+    "aXbc",
+    "abXc",
+    "aXXb",
+    "a b c",
+    "xyz",
+    "",
+    "0123456789",
+    "a1b2c3",
+    "é",
+    "aébc",
+    "日本語 abc",
+    "cab\nbca\t\tabc  ",
+    "ab's abc's",
+    "mmm lkj ABC",
+    "a\u{0}b",
+];
+
+#[test]
+fn a_byte_character_missing_from_vocab_is_dropped_as_the_library_drops_it() {
+    // C6: the file is accepted; a character with no vocab entry is dropped at §3.1.5.b.
+    let file = sparse_tokenizer_json();
+    let ours = tokenizer::load(&serde_json::to_vec(&file).unwrap()).unwrap();
+    // The library (tokenizers 0.23.1) refuses the file as written: its decoder `{"type":
+    // "ByteLevel"}` lacks add_prefix_space and trim_offsets, a member the encoding never reads (C6).
+    // So the decoder is completed here, with add_prefix_space, trim_offsets and use_regex set, for
+    // the library to load the file at all; nothing else is changed.
+    assert!(
+        serde_json::to_string(&file)
+            .unwrap()
+            .parse::<tokenizers::Tokenizer>()
+            .is_err()
+    );
+    let mut completed = file.clone();
+    completed["decoder"] =
+        json!({"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": true, "use_regex": true});
+    let lib: tokenizers::Tokenizer = serde_json::to_string(&completed).unwrap().parse().unwrap();
+    for p in SPARSE_PROMPTS {
+        let want = lib.encode(*p, false).unwrap().get_ids().to_vec();
+        assert_eq!(ours.encode(p).unwrap(), want, "{p:?}");
+    }
+    // By hand: `a`, `b`, `c`, `d` are 0–3, `ab` 13, `bc` 14, `abc` 15.
+    let enc = |p: &str| ours.encode(p).unwrap();
+    assert_eq!(enc("abcd"), vec![15, 3]);
+    // X is dropped and its neighbours merge: `a b` → `ab`, then `ab c` → `abc`.
+    assert_eq!(enc("aXbc"), vec![15]);
+    assert_eq!(enc("abXc"), vec![15]);
+    assert_eq!(enc("aXXb"), vec![13]);
+    // The spaces' character Ġ is missing: each word keeps its letter alone.
+    assert_eq!(enc("a b c"), vec![0, 1, 2]);
+    for none in ["xyz", "", "0123456789", "é", "日本語"] {
+        assert_eq!(enc(none), Vec::<u32>::new(), "{none:?}");
+    }
+}
+
+#[test]
+fn a_prompt_whose_characters_are_all_dropped_is_refused() {
+    use wai_checker::cis2::artifact::Refusal;
+    let tree = scratch("sparse");
+    let m = tree.join("m");
+    std::fs::create_dir_all(&m).unwrap();
+    write_model(&m, &Spec::small(), 13);
+    std::fs::write(
+        m.join("tokenizer.json"),
+        serde_json::to_vec(&sparse_tokenizer_json()).unwrap(),
+    )
+    .unwrap();
+    // The tokenizer is accepted; a prompt with dropped characters between mergeable ones decodes.
+    let e = &fill_decode(&tree, &decode_line("mixed", "m", "aXbc d", 2))["expect"];
+    assert_eq!(e["prompt_ids"], json!(["15", "3"]));
+    assert_eq!(e["generated_ids"].as_array().unwrap().len(), 2);
+    // A prompt all of whose characters are dropped has no token: config_unsupported (C6, C7).
+    for (id, prompt) in [("none", "xyz"), ("none-utf8", "é 9"), ("empty", "")] {
+        let v = fill_decode(&tree, &decode_line(id, "m", prompt, 2));
+        assert_eq!(v["expect"], json!({"refuse": "config_unsupported"}), "{prompt:?}");
+    }
+    // The same on the decode path directly, with the refusal's code.
+    let art = decode::open(&Files::read(&m).unwrap()).unwrap();
+    let r = decode::prompt_ids(&art, "xyz", 2).unwrap_err();
+    assert!(matches!(r, Refusal::ConfigUnsupported(_)), "{r:?}");
+    assert_eq!(r.code(), "config_unsupported");
+    assert_eq!(decode::prompt_ids(&art, "abXc", 2).unwrap(), vec![15]);
+    std::fs::remove_dir_all(&tree).unwrap();
+}
+
+#[test]
+fn the_position_check_alone() {
+    use decode::{MAX_EXACT_POSITION, check_positions};
+    let ok = |p: usize, g: u128, max: Option<u64>| check_positions(p, g, max).is_ok();
+    let refused = |p: usize, g: u128, max: Option<u64>| {
+        check_positions(p, g, max).is_err_and(|r| r.code() == "config_unsupported")
+    };
+    // §7.3: every integer up to 2^24 is exact in f32, 2^24 + 1 is not.
+    let e = 1u128 << 24;
+    assert_eq!(MAX_EXACT_POSITION, e);
+    assert_eq!(e as f32 as u128, e);
+    assert_ne!((e + 1) as f32 as u128, e + 1);
+    // No max_position_embeddings: the last position P + gen_toks − 1 may be 2^24 exactly.
+    assert!(ok(4, e - 3, None));
+    assert!(refused(4, e - 2, None));
+    assert!(ok(1, e, None));
+    assert!(refused(1, e + 1, None));
+    assert!(ok(e as usize + 1, 0, None));
+    assert!(refused(e as usize + 2, 0, None));
+    // max_position_embeddings bounds the last position at max − 1; 2^24 bounds it still.
+    assert!(ok(4, 60, Some(64)));
+    assert!(refused(4, 61, Some(64)));
+    assert!(ok(1, 0, Some(1)));
+    assert!(refused(1, 1, Some(1)));
+    assert!(ok(4, e - 3, Some(u64::MAX)));
+    assert!(refused(4, e - 2, Some(u64::MAX)));
+    // No token; counts past every machine word, without overflow.
+    assert!(refused(0, 0, None));
+    assert!(refused(0, 0, Some(64)));
+    assert!(refused(4, 1 << 64, None));
+    assert!(refused(4, u128::MAX, None));
+    assert!(refused(usize::MAX, u128::MAX, Some(u64::MAX)));
+}
+
+#[test]
+fn max_position_embeddings_is_optional() {
+    let tree = scratch("maxpos");
+    let p = "Once upon a time"; // 4 tokens
+    let model = |name: &str, f: &dyn Fn(&mut Value)| {
+        let m = tree.join(name);
+        std::fs::create_dir_all(&m).unwrap();
+        write_model(&m, &Spec::small(), 17);
+        let mut c = config(&Spec::small());
+        f(&mut c);
+        std::fs::write(m.join("config.json"), serde_json::to_vec(&c).unwrap()).unwrap();
+    };
+    let expect = |name: &str, steps: &str| -> Value {
+        let line = format!(
+            r#"{{"gen_toks":"{steps}","id":"{name}","model":"{name}","prompt":"{}"}}"#,
+            hex::encode(p)
+        );
+        fill_decode(&tree, &line)["expect"].clone()
+    };
+    let refused = json!({"refuse": "config_unsupported"});
+    model("none", &|c| {
+        c.as_object_mut().unwrap().remove("max_position_embeddings");
+    });
+    model("with", &|_| {}); // 64
+    model("huge", &|c| c["max_position_embeddings"] = json!(1u64 << 40));
+    // Accepted without the field, and no default bound: 4 + 70 positions, past the 64 of "with".
+    let e = expect("none", "70");
+    assert_eq!(e["generated_ids"].as_array().unwrap().len(), 70, "{e}");
+    assert_eq!(expect("with", "70"), refused);
+    // The last position past 2^24 (3 + 2^24 here), with or without the field.
+    let past = (1u64 << 24).to_string();
+    assert_eq!(expect("none", &past), refused);
+    assert_eq!(expect("huge", &past), refused);
+    // gen_toks of 2^64, 2^127 − 1, 2^127 and far more: refused, not a line error.
+    for steps in [
+        "18446744073709551616",
+        "170141183460469231731687303715884105727",
+        "170141183460469231731687303715884105728",
+        "1000000000000000000000000000000000000000000000000000",
+    ] {
+        for name in ["none", "with", "huge"] {
+            assert_eq!(expect(name, steps), refused, "{name} {steps}");
+        }
+    }
+    // When present, still an integer of at least 1.
+    for (name, bad) in [
+        ("zero", json!(0)),
+        ("frac", json!(64.5)),
+        ("text", json!("64")),
+        ("null", json!(null)),
+    ] {
+        model(name, &|c| c["max_position_embeddings"] = bad.clone());
+        assert_eq!(expect(name, "1"), refused, "{name}");
+    }
+    // A negative count is a line error, as before.
+    let line = format!(
+        r#"{{"gen_toks":"-1","id":"n","model":"none","prompt":"{}"}}"#,
+        hex::encode(p)
+    );
+    assert!(bad_in(Some(&tree), &line).starts_with("gen_toks:"));
+    std::fs::remove_dir_all(&tree).unwrap();
 }
 
 fn decode_line(id: &str, model: &str, prompt: &str, steps: u64) -> String {
@@ -535,7 +795,8 @@ fn refusals_in_order() {
             json!(false))),
         "tensor_mismatch"
     );
-    // Then the prompt: no token, or positions past max_position_embeddings (4 + 60 fits 64).
+    // Then the prompt: no token, or positions past max_position_embeddings (C7: the last position,
+    // 4 + 60 − 1, is below 64).
     assert_eq!(code("empty", "", 2, &|_| {}), "config_unsupported");
     assert_eq!(code("fits", p, 60, &|_| {}), "none");
     assert_eq!(code("long", p, 61, &|_| {}), "config_unsupported");

@@ -259,7 +259,8 @@ pub struct Config {
     pub head_dim: usize,
     pub eps: f64,
     pub theta: f64,
-    pub max_pos: u64,
+    /// `max_position_embeddings`, optional (C7).
+    pub max_pos: Option<u64>,
     pub tie: bool,
     pub vocab: usize,
 }
@@ -306,9 +307,16 @@ pub fn config(v: &Value, text: &[u8]) -> Result<Config, String> {
     };
     let eps = number("rms_norm_eps")?;
     let theta = number("rope_theta")?;
-    let max_pos = match get("max_position_embeddings")?.as_u64() {
-        Some(n) if n >= 1 => n,
-        _ => return Err("config.json: max_position_embeddings is not an integer of at least 1".into()),
+    // Optional (C7): absent, the decode's positions are bounded by §7.3's exact cast alone.
+    let max_pos = match m.get("max_position_embeddings") {
+        None if fault!("cis2-max-positions-required", false, true) => {
+            return Err("config.json: max_position_embeddings missing".into());
+        }
+        None => None,
+        Some(v) => match v.as_u64() {
+            Some(n) if n >= 1 => Some(n),
+            _ => return Err("config.json: max_position_embeddings is not an integer of at least 1".into()),
+        },
     };
     let tie = get("tie_word_embeddings")?
         .as_bool()

@@ -75,22 +75,55 @@ pub fn open(files: &Files) -> Result<Artifact, Refusal> {
     })
 }
 
-/// The prompt's ids, checked last: a prompt with no token, positions `0..P + gen_toks` past
-/// `max_position_embeddings` (§3.4 gives the last generated token position `P + gen_toks − 1`), or
-/// an id with no embedding row, is `config_unsupported`.
-pub fn prompt_ids(art: &Artifact, prompt: &str, gen_toks: u64) -> Result<Vec<u32>, Refusal> {
-    let ids = art.tokenizer.encode(prompt).map_err(Refusal::ArtifactMalformed)?;
-    if ids.is_empty() {
+/// The largest position §7.3's cast to `f32` keeps exact: every integer up to 2^24 is exact in
+/// binary32, 2^24 + 1 is not (C7).
+pub const MAX_EXACT_POSITION: u128 = 1 << 24;
+
+/// C7's bound on a decode's positions, on the counts alone: `prompt_toks` prompt tokens and
+/// `gen_toks` steps use positions `0 … prompt_toks + gen_toks − 1` (§3.4), so the decode is
+/// `config_unsupported` when the prompt has no token, or when that last position is past
+/// `max_position_embeddings − 1` (when the config has the field) or past 2^24 (always). Compared
+/// in 128 bits, saturating: a `gen_toks` past any machine word is refused, and nothing is
+/// allocated per position.
+pub fn check_positions(prompt_toks: usize, gen_toks: u128, max_pos: Option<u64>) -> Result<(), Refusal> {
+    if prompt_toks == 0 {
         return Err(Refusal::ConfigUnsupported("the prompt has no token".into()));
     }
-    let positions = (ids.len() as u128) + u128::from(gen_toks);
-    if positions > u128::from(art.config.max_pos) {
+    let last = (prompt_toks as u128 - 1).saturating_add(gen_toks);
+    let steps = if gen_toks == u128::MAX {
+        "at least 2^127".to_string()
+    } else {
+        gen_toks.to_string()
+    };
+    if let Some(max) = max_pos
+        && last > u128::from(max) - 1
+    {
         return Err(Refusal::ConfigUnsupported(format!(
-            "{} prompt tokens and {gen_toks} generated need {positions} positions, past max_position_embeddings {}",
-            ids.len(),
-            art.config.max_pos
+            "{prompt_toks} prompt tokens and {steps} generated reach position {last}, past max_position_embeddings {max} − 1"
         )));
     }
+    // Wrong: P + gen_toks ≤ 2^24, one position too early.
+    let bound = fault!(
+        "cis2-positions-f32-bound-off-by-one",
+        MAX_EXACT_POSITION,
+        MAX_EXACT_POSITION - 1
+    );
+    if last > bound {
+        return Err(Refusal::ConfigUnsupported(format!(
+            "{prompt_toks} prompt tokens and {steps} generated reach position {last}, past 2^24, \
+             the last position §7.3 casts to f32 exactly"
+        )));
+    }
+    Ok(())
+}
+
+/// The prompt's ids, checked last (after the files, the config and the tensors): a prompt with
+/// no token (none at all, or only characters §3.1.5.b drops, C6), positions past C7's bounds
+/// ([`check_positions`]), or an id with no embedding row, is `config_unsupported`. `gen_toks` is
+/// the request's count, any size (one of 2^127 or more may be given as `u128::MAX`).
+pub fn prompt_ids(art: &Artifact, prompt: &str, gen_toks: u128) -> Result<Vec<u32>, Refusal> {
+    let ids = art.tokenizer.encode(prompt).map_err(Refusal::ArtifactMalformed)?;
+    check_positions(ids.len(), gen_toks, art.config.max_pos)?;
     if let Some(&t) = ids.iter().find(|&&t| t as usize >= art.config.vocab) {
         return Err(Refusal::ConfigUnsupported(format!(
             "prompt token id {t} is not below vocab_size {}",

@@ -75,6 +75,16 @@ fn count_of(v: &Value, field: &str) -> Result<Option<u64>, Bad> {
     }
 }
 
+/// A decode's `gen_toks`: a non-negative integer of any size, one of 2^127 or more read as
+/// `u128::MAX` (C7: the position check refuses every count that large alike).
+fn steps_of(v: &Value, field: &str) -> Result<u128, Bad> {
+    match int_of(v, field)? {
+        ReqInt::Val(n) => u128::try_from(n).map_or_else(|_| bad(field, "negative"), Ok),
+        ReqInt::Below => bad(field, "negative"),
+        ReqInt::Above => Ok(u128::MAX),
+    }
+}
+
 fn arr(vs: &[f32]) -> J {
     J::Arr(vs.iter().map(|&v| J::str(&hex32(v))).collect())
 }
@@ -291,20 +301,22 @@ pub fn decode_expect<R: Rule>(art: &decode::Artifact, ids: &[u32], gen_toks: usi
 }
 
 /// A decode record's `expect` for the model folder `dir`: a refusal or both rules' results.
-pub fn decode_record(dir: &Path, prompt: &str, gen_toks: Option<u64>) -> Result<J, LineError> {
+/// `gen_toks` is the request's count, any size ([`steps_of`]); a count whose positions pass C7's
+/// bounds is a refusal, never a line error.
+pub fn decode_record(dir: &Path, prompt: &str, gen_toks: u128) -> Result<J, LineError> {
     let files = Files::read(dir).map_err(|e| LineError::Bad(format!("model: {e}")))?;
     let refuse = |r: super::artifact::Refusal| J::obj(vec![("refuse", J::str(r.code()))]);
     let art = match decode::open(&files) {
         Ok(a) => a,
         Err(r) => return Ok(refuse(r)),
     };
-    let ids = match decode::prompt_ids(&art, prompt, gen_toks.unwrap_or(u64::MAX)) {
+    let ids = match decode::prompt_ids(&art, prompt, gen_toks) {
         Ok(ids) => ids,
         Err(r) => return Ok(refuse(r)),
     };
-    // Positions fit max_position_embeddings, so gen_toks is below 2^64 here.
-    let gen_toks = usize::try_from(gen_toks.unwrap_or(u64::MAX))
-        .map_err(|_| LineError::Bad("gen_toks: more steps than this machine can count".into()))?;
+    // The positions passed C7's check, so gen_toks is at most 2^24 here.
+    let gen_toks = usize::try_from(gen_toks)
+        .map_err(|_| LineError::Bug(format!("gen_toks {gen_toks} passed the position check")))?;
     let _pinned = env::pin().map_err(LineError::Bug)?;
     let x86 = decode_expect::<After>(&art, &ids, gen_toks).map_err(LineError::Bug)?;
     let arm = decode_expect::<Before>(&art, &ids, gen_toks).map_err(LineError::Bug)?;
@@ -314,7 +326,7 @@ pub fn decode_record(dir: &Path, prompt: &str, gen_toks: Option<u64>) -> Result<
 fn fill_decode(v: &Value, tree: Option<&Path>) -> Result<String, LineError> {
     let m = members(v, "", &["gen_toks", "id", "model", "prompt"], &["expect"]).map_err(LineError::Bad)?;
     let id = id_of(m).map_err(LineError::Bad)?;
-    let gen_toks = count_of(&m["gen_toks"], "gen_toks").map_err(LineError::Bad)?;
+    let gen_toks = steps_of(&m["gen_toks"], "gen_toks").map_err(LineError::Bad)?;
     let Some(model) = m["model"].as_str().filter(|s| canon::printable(s)) else {
         return Err(LineError::Bad("model: not a printable ASCII string".into()));
     };

@@ -1,12 +1,18 @@
-//! §3.1: the tokenizer. `tokenizer.json` is checked against the form §3.1 describes
-//! (docs/assumptions.md C6) on its JSON; the BPE itself is the `tokenizers` crate v0.23.1 (§3.1.2's
-//! normative fallback), given a tokenizer built from the file's `model.vocab` and `model.merges`
-//! with §3.1.3–§3.1.4's pipeline spelled out (normalizer and post-processor none, the
-//! Digits + ByteLevel sequence, no truncation or padding, no added tokens), and called as
-//! `encode(text, false)`. Added tokens are split off first by C5's reading (leftmost occurrence,
-//! longest there), each emitted with its own `id`; every stretch between them is encoded alone.
-//! Added tokens must have a nonempty `content` and `single_word`, `lstrip`, `rstrip` and
-//! `normalized` false or absent (C6).
+//! §3.1: the tokenizer. `tokenizer.json` is checked against the form §3.1 describes, as far as
+//! §3.1's encoding reads it (docs/assumptions.md C6), on its JSON; the BPE itself is the `tokenizers`
+//! crate v0.23.1 (§3.1.2's normative fallback), given a tokenizer built from the file's
+//! `model.vocab` and `model.merges` with §3.1.3–§3.1.4's pipeline spelled out (normalizer and
+//! post-processor none, the Digits + ByteLevel sequence, no truncation or padding, no added tokens,
+//! no decoder), and called as `encode(text, false)`. The file itself is never handed to the library:
+//! the members the encoding never reads (`decoder`, `version`, `truncation`, `padding`, any other)
+//! are not validated beyond the file being JSON (C6), though the library refuses some of them.
+//!
+//! `vocab` need not hold every byte character of §3.1.5.a: one with no entry is dropped at
+//! §3.1.5.b, its neighbours becoming adjacent for the merges (C6; the library does so with
+//! `unk_token` null and `byte_fallback` false). Added tokens are split off first by C5's reading
+//! (leftmost occurrence, longest there), each emitted with its own `id`; every stretch between them
+//! is encoded alone. `added_tokens` absent is none; each must have a nonempty `content` and
+//! `single_word`, `lstrip`, `rstrip` and `normalized` false or absent (C6).
 
 use serde_json::{Map, Value, json};
 
@@ -115,13 +121,8 @@ pub fn load(bytes: &[u8]) -> Result<Tokenizer, String> {
             return Err(format!("tokenizer.json: model.vocab[{tok:?}] is not an id below 2^32"));
         }
     }
-    for (b, c) in byte_to_char().iter().enumerate() {
-        if !vocab.contains_key(&c.to_string()) {
-            return Err(format!(
-                "tokenizer.json: byte {b:#04x}'s character {c:?} is not in model.vocab"
-            ));
-        }
-    }
+    // No byte character of §3.1.5.a is required here: one missing from `vocab` is dropped at
+    // §3.1.5.b by the library (C6).
     let merges_v = model
         .get("merges")
         .and_then(Value::as_array)
@@ -157,6 +158,7 @@ pub fn load(bytes: &[u8]) -> Result<Tokenizer, String> {
     }
     let mut added: Vec<(String, u32)> = Vec::new();
     match top.get("added_tokens") {
+        // Absent is no added token (C6); null, as this checker has always read it, likewise.
         None | Some(Value::Null) => {}
         Some(Value::Array(list)) => {
             for (n, t) in list.iter().enumerate() {
@@ -224,7 +226,9 @@ pub fn load(bytes: &[u8]) -> Result<Tokenizer, String> {
 
 impl Tokenizer {
     /// The ids of `text`: added tokens split off (C5), each stretch between them encoded by the
-    /// library with `add_special_tokens = false`.
+    /// library with `add_special_tokens = false`. A byte character (§3.1.5.a) with no `vocab` entry
+    /// yields no symbol and no id (§3.1.5.b, C6), so a text of such characters alone gives no id
+    /// at all; the decode refuses that prompt (C7, [`super::decode::prompt_ids`]).
     pub fn encode(&self, text: &str) -> Result<Vec<u32>, String> {
         let mut ids = Vec::new();
         let mut stretch_start = 0;

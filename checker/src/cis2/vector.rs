@@ -66,7 +66,7 @@ fn twice<R: Rule>(art: &decode::Artifact, ids: &[u32], steps: usize) -> Result<R
 
 /// The receipt's lines for the model in `dir`. With `check` false the hashes are not checked (a
 /// model other than the pinned one, for tests).
-pub fn receipt(dir: &Path, prompt: &str, gen_toks: u64, rule: Tininess, check: bool) -> Result<String, String> {
+pub fn receipt(dir: &Path, prompt: &str, gen_toks: u128, rule: Tininess, check: bool) -> Result<String, String> {
     let files = Files::read(dir)?;
     if check {
         check_hashes(&files)?;
@@ -74,6 +74,7 @@ pub fn receipt(dir: &Path, prompt: &str, gen_toks: u64, rule: Tininess, check: b
     let art = decode::open(&files).map_err(|r| format!("refused ({}): {}", r.code(), r.reason()))?;
     let ids =
         decode::prompt_ids(&art, prompt, gen_toks).map_err(|r| format!("refused ({}): {}", r.code(), r.reason()))?;
+    // The positions passed C7's check, so gen_toks is at most 2^24 here.
     let steps = usize::try_from(gen_toks).map_err(|_| "--gen-toks: too large".to_string())?;
     let _pinned = env::pin()?;
     let rc = match rule {
