@@ -835,11 +835,6 @@ pub const CATALOGUE: &[Mutant] = &[
         "CIS-2 §2.2",
         "a config.json without max_position_embeddings is refused (config_unsupported), as the earlier reading had it; C7 leaves the positions to §7.3's bound",
     ),
-    m(
-        "cis2-positions-f32-bound-off-by-one",
-        "CIS-2 §7.3",
-        "§7.3's exact f32 cast bounds the positions as P + gen_toks ≤ 2^24, not P + gen_toks − 1 ≤ 2^24 (C7): a last position of exactly 2^24 is refused",
-    ),
     // The grader's process faults (docs/protocol.md).
     m(
         "crash-on-stage",

@@ -900,3 +900,49 @@ fn no_fused_multiply_add_instructions() {
         .collect();
     assert!(hits.is_empty(), "fused multiply-add instructions: {hits:?}");
 }
+
+/// The receipt's lines (docs/protocol.md, docs/assumptions.md C11) on cis2-verify's fixture in the
+/// tree, against the committed record of the same run (whose values the generator holds equal to
+/// the peer's published goldens).
+#[test]
+fn the_receipt_of_the_peers_fixture_names_its_prompt() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../ops-conformance/cis2");
+    let record: Value = std::fs::read_to_string(root.join("decode.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|r| r["id"] == "peer-tiny-abcd")
+        .expect("the peer's record");
+    let e = &record["expect"];
+    let r = vector::receipt(
+        &root.join("models/peer-tiny"),
+        "abcd",
+        6,
+        vector::Tininess::After,
+        false,
+    )
+    .unwrap();
+    let lines: Vec<&str> = r.lines().collect();
+    let ids = |k: &str| {
+        let v: Vec<&str> = e[k].as_array().unwrap().iter().map(|x| x.as_str().unwrap()).collect();
+        format!("[{}]", v.join(", "))
+    };
+    assert_eq!(
+        lines,
+        [
+            format!(
+                "CIS2_REF digest={} prompt_idx=custom prompt_toks=2 gen_toks=6 dtype=fp32",
+                e["witness_digest"].as_str().unwrap()
+            ),
+            "prompt_hex=61626364".to_string(),
+            format!("argmax_digest={}", e["argmax_digest"].as_str().unwrap()),
+            format!("table_digest={}", e["table_digest"].as_str().unwrap()),
+            format!("inv_freq_table_digest={}", e["inv_freq_table_digest"].as_str().unwrap()),
+            format!("weights_sha256={}", e["weights_sha256"].as_str().unwrap()),
+            format!("config_sha256={}", e["config_sha256"].as_str().unwrap()),
+            format!("tokenizer_sha256={}", e["tokenizer_sha256"].as_str().unwrap()),
+            format!("prompt_token_ids={}", ids("prompt_ids")),
+            format!("generated_token_ids={}", ids("generated_ids")),
+        ]
+    );
+}

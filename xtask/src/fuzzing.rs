@@ -621,7 +621,7 @@ pub fn config(data: &[u8]) -> Result<(), String> {
                 && o.kv_heads == c.kv_heads
                 && o.head_dim() == c.head_dim
                 && o.vocab == c.vocab
-                && o.max_positions.map(|m| m as u64) == Some(c.max_pos)
+                && o.max_positions.map(|m| m as u64) == c.max_pos
                 && o.tied == c.tie
                 && o.eps == narrow(c.eps)
                 && o.theta == narrow(c.theta);

@@ -102,13 +102,7 @@ pub fn check_positions(prompt_toks: usize, gen_toks: u128, max_pos: Option<u64>)
             "{prompt_toks} prompt tokens and {steps} generated reach position {last}, past max_position_embeddings {max} − 1"
         )));
     }
-    // Wrong: P + gen_toks ≤ 2^24, one position too early.
-    let bound = fault!(
-        "cis2-positions-f32-bound-off-by-one",
-        MAX_EXACT_POSITION,
-        MAX_EXACT_POSITION - 1
-    );
-    if last > bound {
+    if last > MAX_EXACT_POSITION {
         return Err(Refusal::ConfigUnsupported(format!(
             "{prompt_toks} prompt tokens and {steps} generated reach position {last}, past 2^24, \
              the last position §7.3 casts to f32 exactly"

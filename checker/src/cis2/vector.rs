@@ -82,19 +82,30 @@ pub fn receipt(dir: &Path, prompt: &str, gen_toks: u128, rule: Tininess, check: 
         Tininess::Before => twice::<Before>(&art, &ids, steps)?,
     };
     let list = |v: &[u32]| v.iter().map(u32::to_string).collect::<Vec<_>>().join(", ");
+    // docs/assumptions.md C11: `prompt_idx` indexes §3.2's one prompt; any other is `custom`.
+    let idx = if prompt == PINNED_PROMPT { "0" } else { "custom" };
+    let h = files.hashes();
     Ok(format!(
-        "CIS2_REF digest={} prompt_idx=0 prompt_toks={} gen_toks={} dtype=fp32\n\
+        "CIS2_REF digest={} prompt_idx={idx} prompt_toks={} gen_toks={} dtype=fp32\n\
+         prompt_hex={}\n\
          argmax_digest={}\n\
          table_digest={}\n\
          inv_freq_table_digest={}\n\
+         weights_sha256={}\n\
+         config_sha256={}\n\
+         tokenizer_sha256={}\n\
          prompt_token_ids=[{}]\n\
          generated_token_ids=[{}]\n",
         hex::encode(rc.witness),
         rc.prompt_ids.len(),
         rc.generated.len(),
+        hex::encode(prompt.as_bytes()),
         hex::encode(rc.argmax_digest),
         hex::encode(rc.table_digest),
         hex::encode(rc.inv_freq_digest),
+        hex::encode(h.weights),
+        hex::encode(h.config),
+        hex::encode(h.tokenizer),
         list(&rc.prompt_ids),
         list(&rc.generated),
     ))
