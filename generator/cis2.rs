@@ -300,7 +300,7 @@ pub fn tree_files(corpus: &Path) -> Result<Vec<(String, Vec<u8>)>, Fail> {
                 "model": format!("cis2/models/{name}"),
                 "prompt": hex::encode(string(member(c, "prompt", p)?, &format!("{p}.prompt"))?),
             });
-            let record = wai_oracle::fill::cis2::fill_decode_with(&request, |_| {
+            let artifacts = || -> Result<Artifacts, Fail> {
                 let f = models
                     .get(name)
                     .ok_or(format!("model: no model {name:?} in models.json"))?;
@@ -309,15 +309,37 @@ pub fn tree_files(corpus: &Path) -> Result<Vec<(String, Vec<u8>)>, Fail> {
                     config: f.config.clone(),
                     tokenizer: f.tokenizer.clone(),
                 })
-            })?;
+            };
+            let record = wai_oracle::fill::cis2::fill_decode_with(&request, |_| artifacts())?;
             if let Some(peer) = c.get("peer") {
-                agrees_with_peer(&record["expect"], peer, &format!("{p}.peer"))?;
+                agrees_with_peer(&record["expect"], peer, "peer (the exact path)")?;
+                let fast = fast_path(&artifacts()?, string(member(c, "prompt", p)?, "prompt")?, &record)?;
+                agrees_with_peer(&fast, peer, "peer (the fast path)")?;
             }
             Ok(record)
         })?;
         out.push(("cis2/decode.jsonl".to_string(), decodes));
     }
     Ok(out)
+}
+
+/// The fast path's (§1.3's pinned hardware) digests and ids for a decode record's run, in the
+/// record's form.
+fn fast_path(files: &Artifacts, prompt: &str, record: &Value) -> Result<Value, Fail> {
+    use wai_oracle::cis2::{decode, hard::Pinned};
+    let gen_toks = string(member(object(record, "record")?, "gen_toks", "record")?, "gen_toks")?
+        .parse::<usize>()
+        .map_err(|e| format!("gen_toks: {e}"))?;
+    let r = Pinned::new(1)?
+        .run(|hard| decode::run(hard, files, prompt, gen_toks))
+        .map_err(|e| format!("the fast path refuses: {}: {}", e.code.as_str(), e.why))?;
+    let ids = |v: &[u32]| v.iter().map(u32::to_string).collect::<Vec<_>>();
+    Ok(json!({
+        "prompt_ids": ids(&r.prompt_ids),
+        "generated_ids": ids(&r.generated_ids),
+        "witness_digest": hex::encode(r.witness_digest),
+        "argmax_digest": hex::encode(r.argmax_digest),
+    }))
 }
 
 /// A decode case's `peer`: the goldens another implementation publishes for the same run (its
