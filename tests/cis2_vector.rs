@@ -97,3 +97,48 @@ fn the_peers_fixture_gives_the_peers_goldens_on_both_paths() {
         );
     }
 }
+
+/// Every accepted decode record of `cis2/decode.jsonl`, recomputed on both paths (the pinned
+/// hardware and the software binary32 under the x86-64 rule the records hold, C1): the same
+/// ids and digests as committed.
+#[test]
+fn both_paths_reproduce_every_committed_decode_record() {
+    use wai_oracle::cis2::arith::Soft;
+    use wai_oracle::cis2::decode::{Artifacts, run};
+    use wai_oracle::cis2::hard::Pinned;
+    let pinned = Pinned::new(2).expect("this host pins FTZ/DAZ");
+    let text = std::fs::read_to_string("ops-conformance/cis2/decode.jsonl").unwrap();
+    let mut checked = 0;
+    for line in text.lines() {
+        let record: serde_json::Value = serde_json::from_str(line).unwrap();
+        let e = &record["expect"];
+        if e.get("refuse").is_some() {
+            continue;
+        }
+        let dir = std::path::Path::new("ops-conformance").join(record["model"].as_str().unwrap());
+        let read = |n: &str| std::fs::read(dir.join(n)).unwrap();
+        let files = Artifacts {
+            weights: read("model.safetensors"),
+            config: read("config.json"),
+            tokenizer: read("tokenizer.json"),
+        };
+        let prompt = String::from_utf8(hex::decode(record["prompt"].as_str().unwrap()).unwrap()).unwrap();
+        let gen_toks: usize = record["gen_toks"].as_str().unwrap().parse().unwrap();
+        let ids = |v: &[u32]| v.iter().map(|t| serde_json::json!(t.to_string())).collect::<Vec<_>>();
+        let fast = pinned.run(|hard| run(hard, &files, &prompt, gen_toks)).unwrap();
+        let exact = run(&Soft::X86_64, &files, &prompt, gen_toks).unwrap();
+        for (path, r) in [("fast", fast), ("exact", exact)] {
+            let id = record["id"].as_str().unwrap();
+            assert_eq!(hex::encode(r.witness_digest), e["witness_digest"], "{id}, {path} path");
+            assert_eq!(hex::encode(r.argmax_digest), e["argmax_digest"], "{id}, {path} path");
+            assert_eq!(ids(&r.prompt_ids), e["prompt_ids"].as_array().unwrap().clone(), "{id}");
+            assert_eq!(
+                ids(&r.generated_ids),
+                e["generated_ids"].as_array().unwrap().clone(),
+                "{id}"
+            );
+        }
+        checked += 1;
+    }
+    assert!(checked >= 15, "{checked} records");
+}

@@ -137,6 +137,21 @@ impl<'a> SafeTensors<'a> {
 
     /// The tensor `name`, which must be BF16 of exactly `shape`, widened (§4.2).
     pub fn tensor(&self, name: &str, shape: &[usize]) -> Result<Vec<F32>, Refuse> {
+        Ok(self
+            .bytes(name, shape)?
+            .chunks_exact(2)
+            .map(|b| widen_bf16(u16::from_le_bytes([b[0], b[1]])))
+            .collect())
+    }
+
+    /// The tensor `name` as a matrix read in place (widened as it is used); it must be BF16 of
+    /// exactly `[rows, cols]`.
+    pub fn matrix(&self, name: &str, rows: usize, cols: usize) -> Result<Matrix<'a>, Refuse> {
+        Ok(Matrix::new(rows, cols, self.bytes(name, &[rows, cols])?))
+    }
+
+    /// The bytes of the tensor `name`; it must be BF16 of exactly `shape` (`tensor_mismatch`).
+    fn bytes(&self, name: &str, shape: &[usize]) -> Result<&'a [u8], Refuse> {
         let Some(e) = self.entries.get(name) else {
             return refuse(Code::TensorMismatch, format!("model.safetensors: no tensor {name}"));
         };
@@ -155,18 +170,7 @@ impl<'a> SafeTensors<'a> {
                 ),
             );
         }
-        Ok(self.data[e.begin..e.end]
-            .chunks_exact(2)
-            .map(|b| widen_bf16(u16::from_le_bytes([b[0], b[1]])))
-            .collect())
-    }
-
-    pub fn matrix(&self, name: &str, rows: usize, cols: usize) -> Result<Matrix, Refuse> {
-        Ok(Matrix {
-            rows,
-            cols,
-            data: self.tensor(name, &[rows, cols])?,
-        })
+        Ok(&self.data[e.begin..e.end])
     }
 }
 

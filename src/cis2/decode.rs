@@ -46,33 +46,34 @@ pub fn argmax(a: &impl Arith, logits: &[F32]) -> usize {
     best
 }
 
-struct Layer {
+struct Layer<'a> {
     input_norm: Vec<F32>,
     post_norm: Vec<F32>,
-    q: Matrix,
-    k: Matrix,
-    v: Matrix,
-    o: Matrix,
-    gate: Matrix,
-    up: Matrix,
-    down: Matrix,
+    q: Matrix<'a>,
+    k: Matrix<'a>,
+    v: Matrix<'a>,
+    o: Matrix<'a>,
+    gate: Matrix<'a>,
+    up: Matrix<'a>,
+    down: Matrix<'a>,
     /// §9.1: the optional projection biases.
     bias: [Option<Vec<F32>>; 3],
 }
 
-/// The widened weights (§2.5, §4.2).
-pub struct Model {
+/// The weights (§2.5): norms and biases widened (§4.2), matrices read in place from the file's
+/// bytes and widened as they are used.
+pub struct Model<'a> {
     pub config: Config,
-    embed: Matrix,
-    layers: Vec<Layer>,
+    embed: Matrix<'a>,
+    layers: Vec<Layer<'a>>,
     norm: Vec<F32>,
     /// `lm_head.weight` when untied (§11.1).
-    lm_head: Option<Matrix>,
+    lm_head: Option<Matrix<'a>>,
 }
 
-impl Model {
+impl<'a> Model<'a> {
     /// The tensors, in §2.5's order, each layer's biases after its weights, `lm_head.weight` last.
-    pub fn load(config: Config, st: &SafeTensors) -> Result<Model, Refuse> {
+    pub fn load(config: Config, st: &SafeTensors<'a>) -> Result<Model<'a>, Refuse> {
         let c = &config;
         let (h, kv) = (c.hidden, c.kv_heads * c.head_dim());
         let embed = st.matrix("model.embed_tokens.weight", c.vocab, h)?;
@@ -125,12 +126,15 @@ struct Cache {
     v: Vec<Vec<Vec<F32>>>,
 }
 
-impl Model {
-    /// One position's forward pass; the logits when `logits` is set (§11.1).
+impl Model<'_> {
+    /// The forward pass (§8–§11) of `tokens` at positions `pos, pos + 1, …`, in one pass over
+    /// the weights: each matrix is read once for all of them (§5.2's sums unchanged), and each
+    /// position attends causally, in order, to the cache up to itself (§9). The last position's
+    /// logits when `logits` is set (§11.1).
     fn forward(
         &self,
         a: &impl Arith,
-        token: u32,
+        tokens: &[u32],
         pos: usize,
         inv_freq: &[F32],
         cache: &mut Cache,
@@ -139,52 +143,81 @@ impl Model {
         let c = &self.config;
         let (hd, group) = (c.head_dim(), c.group());
         let scale = rsqrt(a, a.of_int(hd as i64));
-        let (cos, sin) = rope::tables(a, inv_freq, pos);
-        let mut h = self.embed.row(token as usize).to_vec();
+        let tables: Vec<_> = (0..tokens.len()).map(|p| rope::tables(a, inv_freq, pos + p)).collect();
+        let mut hs: Vec<Vec<F32>> = tokens.iter().map(|&t| self.embed.row(t as usize)).collect();
+        let residual = |hs: &mut Vec<Vec<F32>>, m: &Matrix, xs: &[Vec<F32>]| {
+            for (h, y) in hs.iter_mut().zip(m.matvecs(a, xs)) {
+                *h = add(a, h, &y);
+            }
+        };
         for (l, layer) in self.layers.iter().enumerate() {
-            let ln1 = rmsnorm(a, &h, &layer.input_norm, c.eps);
-            let project = |m: &Matrix, bias: &Option<Vec<F32>>| {
-                let y = m.matvec(a, &ln1);
+            let ln1: Vec<_> = hs.iter().map(|h| rmsnorm(a, h, &layer.input_norm, c.eps)).collect();
+            let project = |m: &Matrix, bias: &Option<Vec<F32>>| -> Vec<Vec<F32>> {
+                let ys = m.matvecs(a, &ln1);
                 match bias {
-                    Some(b) => add(a, &y, b),
-                    None => y,
+                    Some(b) => ys.iter().map(|y| add(a, y, b)).collect(),
+                    None => ys,
                 }
             };
-            let mut q = project(&layer.q, &layer.bias[0]);
-            let mut k = project(&layer.k, &layer.bias[1]);
-            let v = project(&layer.v, &layer.bias[2]);
-            q.chunks_mut(hd).for_each(|head| rope::rotate(a, head, &cos, &sin));
-            k.chunks_mut(hd).for_each(|head| rope::rotate(a, head, &cos, &sin));
-            cache.k[l].push(k);
-            cache.v[l].push(v);
-            let mut attn = Vec::with_capacity(c.hidden);
-            for (qh, q_head) in q.chunks(hd).enumerate() {
-                let kvh = qh / group;
-                let slice = |x: &[F32]| x[kvh * hd..(kvh + 1) * hd].to_vec();
-                let mut scores: Vec<F32> = cache.k[l]
-                    .iter()
-                    .map(|kj| a.mul(dot_seq(a, q_head, &slice(kj)), scale))
-                    .collect();
-                softmax(a, &mut scores);
-                for d in 0..hd {
-                    let acc = scores
-                        .iter()
-                        .zip(&cache.v[l])
-                        .fold(F32::ZERO, |acc, (&s, vj)| a.add(acc, a.mul(s, vj[kvh * hd + d])));
-                    attn.push(acc);
-                }
+            let (qs, ks, vs) = (
+                project(&layer.q, &layer.bias[0]),
+                project(&layer.k, &layer.bias[1]),
+                project(&layer.v, &layer.bias[2]),
+            );
+            let mut attns = Vec::with_capacity(tokens.len());
+            for (((mut q, mut k), v), (cos, sin)) in qs.into_iter().zip(ks).zip(vs).zip(&tables) {
+                q.chunks_mut(hd).for_each(|head| rope::rotate(a, head, cos, sin));
+                k.chunks_mut(hd).for_each(|head| rope::rotate(a, head, cos, sin));
+                cache.k[l].push(k);
+                cache.v[l].push(v);
+                attns.push(self.attend(a, &q, &cache.k[l], &cache.v[l], hd, group, scale));
             }
-            h = add(a, &h, &layer.o.matvec(a, &attn));
-            let ln2 = rmsnorm(a, &h, &layer.post_norm, c.eps);
-            let gate = layer.gate.matvec(a, &ln2);
-            let up = layer.up.matvec(a, &ln2);
-            let hid: Vec<F32> = gate.iter().zip(&up).map(|(&g, &u)| a.mul(silu(a, g), u)).collect();
-            h = add(a, &h, &layer.down.matvec(a, &hid));
+            residual(&mut hs, &layer.o, &attns);
+            let ln2: Vec<_> = hs.iter().map(|h| rmsnorm(a, h, &layer.post_norm, c.eps)).collect();
+            let gates = layer.gate.matvecs(a, &ln2);
+            let ups = layer.up.matvecs(a, &ln2);
+            let hids: Vec<Vec<F32>> = gates
+                .iter()
+                .zip(&ups)
+                .map(|(gate, up)| gate.iter().zip(up).map(|(&g, &u)| a.mul(silu(a, g), u)).collect())
+                .collect();
+            residual(&mut hs, &layer.down, &hids);
         }
         logits.then(|| {
-            let hn = rmsnorm(a, &h, &self.norm, c.eps);
+            let hn = rmsnorm(a, hs.last().expect("a position"), &self.norm, c.eps);
             self.lm_head.as_ref().unwrap_or(&self.embed).matvec(a, &hn)
         })
+    }
+
+    /// §9.2–§9.4 for one position: each query head over its KV head's cached keys and values.
+    #[allow(clippy::too_many_arguments)]
+    fn attend(
+        &self,
+        a: &impl Arith,
+        q: &[F32],
+        keys: &[Vec<F32>],
+        values: &[Vec<F32>],
+        hd: usize,
+        group: usize,
+        scale: F32,
+    ) -> Vec<F32> {
+        let mut attn = Vec::with_capacity(q.len());
+        for (qh, q_head) in q.chunks(hd).enumerate() {
+            let kv = (qh / group) * hd..(qh / group + 1) * hd;
+            let mut scores: Vec<F32> = keys
+                .iter()
+                .map(|kj| a.mul(dot_seq(a, q_head, &kj[kv.clone()]), scale))
+                .collect();
+            softmax(a, &mut scores);
+            for d in kv {
+                let acc = scores
+                    .iter()
+                    .zip(values)
+                    .fold(F32::ZERO, |acc, (&s, vj)| a.add(acc, a.mul(s, vj[d])));
+                attn.push(acc);
+            }
+        }
+        attn
     }
 }
 
@@ -292,10 +325,8 @@ pub fn run(a: &impl Arith, files: &Artifacts, prompt: &str, gen_toks: usize) -> 
         v: vec![Vec::new(); c.layers],
     };
     let n = r.prompt_ids.len();
-    let mut logits = None;
-    for (pos, &t) in r.prompt_ids.iter().enumerate() {
-        logits = model.forward(a, t, pos, &inv_freq, &mut cache, pos + 1 == n && gen_toks > 0);
-    }
+    // Prefill: every prompt position in one pass over the weights.
+    let mut logits = model.forward(a, &r.prompt_ids, 0, &inv_freq, &mut cache, gen_toks > 0);
     for step in 0..gen_toks {
         let l = logits.take().expect("the logits of the last position");
         let next = argmax(a, &l) as u32;
@@ -304,7 +335,7 @@ pub fn run(a: &impl Arith, files: &Artifacts, prompt: &str, gen_toks: usize) -> 
         witness.update(next.to_le_bytes());
         r.generated_ids.push(next);
         if step + 1 < gen_toks {
-            logits = model.forward(a, next, n + step, &inv_freq, &mut cache, true);
+            logits = model.forward(a, &[next], n + step, &inv_freq, &mut cache, true);
         }
     }
     r.witness_digest = witness.finalize().into();
