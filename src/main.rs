@@ -171,8 +171,24 @@ fn cis2(dir: &Path, prompt: &str, gen_toks: usize, exact: bool, unpinned: bool) 
         times[0].as_secs_f64(),
         times[1].as_secs_f64()
     );
+    if let Some(peak) = peak_resident_kb() {
+        eprintln!("cis2: peak resident memory {peak} kB");
+    }
     print!("{}", vector::receipt(&receipt, prompt));
     Ok(())
+}
+
+/// The process's peak resident set (Linux's `VmHWM`), for the benchmark; none elsewhere.
+fn peak_resident_kb() -> Option<u64> {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()?
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()
 }
 
 /// Each line of `input` through `each` into `output`; a bad line is reported and skipped.
