@@ -49,16 +49,20 @@ pub fn run(root: &Path, tier: Tier) -> Result<(), String> {
     }
 }
 
+/// A temporary directory of its own: unique within the process too, since two checks may run at
+/// once in one process (the gate's tests do), each over the same sets.
+fn scratch(what: &str) -> std::path::PathBuf {
+    static RUN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let run = RUN.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    std::env::temp_dir().join(format!("wai-{what}-{}-{run}", std::process::id()))
+}
+
 /// Both comparisons for the tier `tier` of the tree at `tree`, with the binaries in `bin`: each
 /// differing file's first differing record, as `file:line id field: committed vs recomputed`.
 pub fn differences(root: &Path, tree: &Path, bin: &Path, tier: Tier) -> Result<Vec<String>, String> {
     let mut differences = Vec::new();
     let start = Instant::now();
-    let scratch = std::env::temp_dir().join(format!(
-        "wai-check-{}-{}",
-        std::process::id(),
-        tree.display().to_string().len()
-    ));
+    let scratch = scratch("check");
     let regen = run_command(
         Command::new(bin.join("wai-generate"))
             .current_dir(root)
@@ -227,9 +231,8 @@ fn lower_set(tree: &Path, checker: &Path, set: &Set, mutant: Option<&str>) -> Ve
             set.dir, set.digest
         ));
     }
-    let scratch = std::env::temp_dir().join(format!(
-        "wai-lower-{}-{}-{}",
-        std::process::id(),
+    let scratch = scratch(&format!(
+        "lower-{}-{}",
         mutant.unwrap_or("plain"),
         set.dir.replace('/', "_")
     ));
