@@ -98,7 +98,7 @@ pub fn receipt_timed(
     if check {
         check_hashes(&files)?;
     }
-    let art = decode::open(&files).map_err(|r| format!("refused ({}): {}", r.code(), r.reason()))?;
+    let art = decode::open(files).map_err(|r| format!("refused ({}): {}", r.code(), r.reason()))?;
     let ids =
         decode::prompt_ids(&art, prompt, gen_toks).map_err(|r| format!("refused ({}): {}", r.code(), r.reason()))?;
     // The positions passed C7's check, so gen_toks is at most 2^24 here.
@@ -112,7 +112,7 @@ pub fn receipt_timed(
     let list = |v: &[u32]| v.iter().map(u32::to_string).collect::<Vec<_>>().join(", ");
     // docs/assumptions.md C11: `prompt_idx` indexes §3.2's one prompt; any other is `custom`.
     let idx = if prompt == PINNED_PROMPT { "0" } else { "custom" };
-    let h = files.hashes();
+    let h = art.hashes;
     let lines = format!(
         "CIS2_REF digest={} prompt_idx={idx} prompt_toks={} gen_toks={} dtype=fp32\n\
          prompt_hex={}\n\
