@@ -28,7 +28,7 @@
 //!   (§4.2 widens at load time; the shift is exact and environment-free, so the values are the
 //!   same, subnormals included, and half the bytes are streamed).
 //! - Matvec rows run on several threads in blocks of eight rows, each block column widened once
-//!   and multiplied into up to four positions' accumulators side by side, each row's §5.1 order
+//!   and multiplied into up to seven positions' accumulators side by side, each row's §5.1 order
 //!   kept for each position; every worker pins its own environment.
 //! - The prompt's positions go through each layer together (up to [`decode::PREFILL_BATCH`] at
 //!   a time), so each weight row is streamed once for all of them; each position's values are
