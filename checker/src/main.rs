@@ -5,10 +5,14 @@
 //! wai-checker fill [--in FILE] [--out FILE] [--tree DIR]
 //! wai-checker dequant fill [--in FILE] [--out FILE]
 //! wai-checker certify [--capability NAME] [--lowering ID] [--set-sha256 HEX] G.whg1...
-//! wai-checker cis2 --model-dir DIR [--prompt P] [--gen-toks N] [--tininess after|before]
+//! wai-checker cis2 --model-dir DIR [--prompt P] [--gen-toks N] [--tininess after|before] [--unpinned]
 //! wai-checker lower --lowering ID [--capability C] [--claim P] --out DIR FILES...
 //! wai-checker admissible --profile acc32|acc64 --tensor N G.whg1
 //! ```
+//!
+//! `cis2` prints the receipt on stdout, and on stderr what opening the model and each of the two
+//! decodes took and the process's peak resident memory. `--unpinned` skips §2.1's hash check, for a
+//! model other than the pinned one (`cargo xtask bench`'s seeded checkpoint).
 //!
 //! `admissible` prints tensor `N`'s admissible range (§8.4) as `[lo, hi]`, or `none: …` when `C(0)`
 //! fails (docs/protocol.md); exit 1 when the graph is refused at load or has no tensor `N`.
@@ -35,7 +39,7 @@ fn usage() -> ExitCode {
     eprintln!(
         "usage: wai-checker fill [--in FILE] [--out FILE] [--tree DIR]\n       \
          wai-checker dequant fill [--in FILE] [--out FILE]\n       \
-         wai-checker cis2 --model-dir DIR [--prompt P] [--gen-toks N] [--tininess after|before]\n       \
+         wai-checker cis2 --model-dir DIR [--prompt P] [--gen-toks N] [--tininess after|before] [--unpinned]\n       \
          wai-checker certify [--capability NAME] [--lowering ID] [--set-sha256 HEX] G.whg1...\n       \
          wai-checker lower --lowering ID [--capability C] [--claim P] --out DIR FILES...\n       \
          wai-checker admissible --profile acc32|acc64 --tensor N G.whg1"
@@ -322,7 +326,10 @@ fn run_admissible(args: &[String]) -> ExitCode {
 /// hash mismatch, a refusal or a failed check, 2 on a usage error.
 fn run_cis2(args: &[String]) -> ExitCode {
     use cis2::vector::{self, Tininess};
-    let Some((opts, pos)) = options(args, &["model-dir", "prompt", "gen-toks", "tininess"]) else {
+    // `--unpinned`, the one option without a value.
+    let unpinned = args.iter().any(|a| a == "--unpinned");
+    let args: Vec<String> = args.iter().filter(|a| *a != "--unpinned").cloned().collect();
+    let Some((opts, pos)) = options(&args, &["model-dir", "prompt", "gen-toks", "tininess"]) else {
         return usage();
     };
     let Some(dir) = opt(&opts, "model-dir") else {
@@ -349,9 +356,14 @@ fn run_cis2(args: &[String]) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match vector::receipt(Path::new(dir), prompt, gen_toks, rule, true) {
-        Ok(lines) => {
+    match vector::receipt_timed(Path::new(dir), prompt, gen_toks, rule, !unpinned) {
+        Ok((lines, t)) => {
             print!("{lines}");
+            let rss = vector::peak_rss().map_or("unknown".to_string(), |b| format!("{b} bytes"));
+            eprintln!(
+                "wai-checker: cis2: open {:.3} s, decodes {:.3} s {:.3} s, peak RSS {rss}",
+                t.open, t.decodes[0], t.decodes[1]
+            );
             ExitCode::SUCCESS
         }
         Err(e) => {

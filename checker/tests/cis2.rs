@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use wai_checker::cis2::arith::{After, Before, Rule};
 use wai_checker::cis2::decode::{self, Files};
-use wai_checker::cis2::{env, pinned, reduce, rope, tokenizer, vector};
+use wai_checker::cis2::{bf16, env, pinned, reduce, rope, tokenizer, vector};
 use wai_checker::fill;
 use wai_checker::request::LineError;
 use wai_checker_testgen::cis2_synth::{self, Spec, tokenizer_json};
@@ -520,7 +520,7 @@ fn a_prompt_whose_characters_are_all_dropped_is_refused() {
         assert_eq!(v["expect"], json!({"refuse": "config_unsupported"}), "{prompt:?}");
     }
     // The same on the decode path directly, with the refusal's code.
-    let art = decode::open(&Files::read(&m).unwrap()).unwrap();
+    let art = decode::open(Files::read(&m).unwrap()).unwrap();
     let r = decode::prompt_ids(&art, "xyz", 2).unwrap_err();
     assert!(matches!(r, Refusal::ConfigUnsupported(_)), "{r:?}");
     assert_eq!(r.code(), "config_unsupported");
@@ -688,7 +688,7 @@ fn a_small_decode_end_to_end() {
         "{err}"
     );
     // A multi-threaded matvec gives the single-threaded bits: decode directly too.
-    let art = decode::open(&files).unwrap();
+    let art = decode::open(files).unwrap();
     let ids = decode::prompt_ids(&art, "Once upon a time", 6).unwrap();
     let _p = env::pin().unwrap();
     let rc = decode::decode::<After>(&art, &ids, 6).unwrap();
@@ -819,24 +819,162 @@ fn config_numbers_are_read_from_their_text() {
     assert!(!t.contains_key("x"));
 }
 
+/// A `[rows, cols]` bf16 matrix of seeded values (a few subnormal and zero ones among them), row
+/// major, and its rows widened.
+fn bf16_matrix(rng: &mut cis2_synth::Lcg, rows: usize, cols: usize) -> (Vec<u8>, Vec<Vec<f32>>) {
+    let bits: Vec<u16> = (0..rows * cols)
+        .map(|k| match k % 97 {
+            3 => 0x0001 | (rng.next_u32() as u16 & 0x807f), // subnormal
+            5 => 0x8000,
+            _ => rng.bf16(2.0),
+        })
+        .collect();
+    let bytes = bits.iter().flat_map(|b| b.to_le_bytes()).collect();
+    let rows_f = bits
+        .chunks(cols)
+        .map(|r| r.iter().map(|&b| f32::from_bits(u32::from(b) << 16)).collect())
+        .collect();
+    (bytes, rows_f)
+}
+
 #[test]
 fn threaded_matvec_keeps_each_rows_order() {
     let _p = env::pin().unwrap();
     let mut rng = cis2_synth::Lcg(5);
-    let (rows, cols) = (301, 257); // above the parallel threshold, not a multiple of four
-    let w: Vec<f32> = (0..rows * cols)
-        .map(|_| f32::from_bits(u32::from(rng.bf16(2.0)) << 16))
-        .collect();
-    let x: Vec<f32> = (0..cols)
-        .map(|_| f32::from_bits(u32::from(rng.bf16(3.0)) << 16))
-        .collect();
-    let y = reduce::matvec::<After>(&w, &x, rows, cols).unwrap();
-    let yb = reduce::matvec::<Before>(&w, &x, rows, cols).unwrap();
-    for o in 0..rows {
-        let row = &w[o * cols..(o + 1) * cols];
-        assert_eq!(y[o].to_bits(), reduce::dot_seq::<After>(row, &x).to_bits(), "row {o}");
-        assert_eq!(yb[o].to_bits(), reduce::dot_seq::<Before>(row, &x).to_bits(), "row {o}");
+    // Above the parallel threshold, 37 blocks of eight rows and 5 rows after them.
+    let (rows, cols) = (301, 257);
+    let (mut bytes, w) = bf16_matrix(&mut rng, rows, cols);
+    bf16::regroup(&mut bytes, rows, cols);
+    let m = bf16::Mat::new(&bytes, rows, cols);
+    // One position, and several (tiles of four and the rest) sharing each weight row's stream.
+    for p in [1, 2, 3, 4, 5, 14] {
+        let xs: Vec<Vec<f32>> = (0..p)
+            .map(|_| {
+                (0..cols)
+                    .map(|_| f32::from_bits(u32::from(rng.bf16(3.0)) << 16))
+                    .collect()
+            })
+            .collect();
+        let y = reduce::matmul::<After>(m, &xs).unwrap();
+        let yb = reduce::matmul::<Before>(m, &xs).unwrap();
+        for (q, x) in xs.iter().enumerate() {
+            for (o, row) in w.iter().enumerate() {
+                assert_eq!(
+                    y[q][o].to_bits(),
+                    reduce::dot_seq::<After>(row, x).to_bits(),
+                    "{p}: ({q}, {o})"
+                );
+                assert_eq!(
+                    yb[q][o].to_bits(),
+                    reduce::dot_seq::<Before>(row, x).to_bits(),
+                    "{p}: ({q}, {o})"
+                );
+            }
+        }
+        if p == 1 {
+            assert_eq!(reduce::matvec::<After>(m, &xs[0]).unwrap(), y[0]);
+        }
     }
+}
+
+/// The prompt's positions run together or one at a time: the same receipt, under both rules, on
+/// models whose matrices have rows after their last block of eight (and none).
+#[test]
+fn prefill_batches_give_one_receipt() {
+    let tree = scratch("batches");
+    let specs = [
+        Spec::small(),
+        Spec {
+            tie: false,
+            bias: true,
+            kv_heads: 2,
+            ..Spec::small()
+        },
+        Spec {
+            hidden: 16,
+            inter: 24,
+            heads: 4,
+            kv_heads: 2,
+            ..Spec::small()
+        },
+    ];
+    let _p = env::pin().unwrap();
+    for (n, spec) in specs.iter().enumerate() {
+        let m = tree.join(format!("m{n}"));
+        std::fs::create_dir_all(&m).unwrap();
+        write_model(&m, spec, 40 + n as u64);
+        let art = decode::open(Files::read(&m).unwrap()).unwrap();
+        let ids = decode::prompt_ids(&art, "Once upon a time, once upon a time", 5).unwrap();
+        assert!(ids.len() > 9, "{ids:?}");
+        for steps in [0, 1, 5] {
+            let one = decode::decode_batched::<After>(&art, &ids, steps, 1).unwrap();
+            let one_b = decode::decode_batched::<Before>(&art, &ids, steps, 1).unwrap();
+            for batch in [2, 3, 4, 5, 64] {
+                assert_eq!(decode::decode_batched::<After>(&art, &ids, steps, batch).unwrap(), one);
+                assert_eq!(
+                    decode::decode_batched::<Before>(&art, &ids, steps, batch).unwrap(),
+                    one_b
+                );
+            }
+            assert_eq!(decode::decode::<After>(&art, &ids, steps).unwrap(), one);
+            assert_eq!(one.generated.len(), steps);
+        }
+    }
+    std::fs::remove_dir_all(&tree).unwrap();
+}
+
+/// C9 does not forbid two tensors' bytes to overlap: every tensor here starts at the data's first
+/// byte. Each matrix is regrouped once, from its own bytes: the decode is the one of a model whose
+/// tensors hold the same bytes apart.
+#[test]
+fn tensors_sharing_bytes() {
+    let tree = scratch("shared-bytes");
+    let spec = Spec::small();
+    let list = spec.tensors();
+    let blob = cis2_synth::safetensors(&list, 3);
+    let size = |shape: &[u64]| 2 * shape.iter().product::<u64>() as usize;
+    let longest = list.iter().map(|(_, s)| size(s)).max().unwrap();
+    let n = u64::from_le_bytes(blob[..8].try_into().unwrap()) as usize;
+    let data = &blob[8 + n..8 + n + longest];
+    let write = |dir: &Path, shared: bool| {
+        let mut header = serde_json::Map::new();
+        let mut body = Vec::new();
+        for (name, shape) in &list {
+            let (b, e) = if shared {
+                (0, size(shape))
+            } else {
+                body.extend_from_slice(&data[..size(shape)]);
+                (body.len() - size(shape), body.len())
+            };
+            header.insert(
+                name.clone(),
+                json!({"dtype": "BF16", "shape": shape, "data_offsets": [b, e]}),
+            );
+        }
+        if shared {
+            body = data.to_vec();
+        }
+        let h = serde_json::to_vec(&Value::Object(header)).unwrap();
+        let mut file = (h.len() as u64).to_le_bytes().to_vec();
+        file.extend_from_slice(&h);
+        file.extend_from_slice(&body);
+        std::fs::create_dir_all(dir).unwrap();
+        write_model(dir, &spec, 3);
+        std::fs::write(dir.join("model.safetensors"), file).unwrap();
+    };
+    let (shared, apart) = (tree.join("shared"), tree.join("apart"));
+    write(&shared, true);
+    write(&apart, false);
+    let _p = env::pin().unwrap();
+    let run = |dir: &Path| {
+        let art = decode::open(Files::read(dir).unwrap()).unwrap();
+        let ids = decode::prompt_ids(&art, "Once upon a time", 6).unwrap();
+        let mut r = decode::decode::<After>(&art, &ids, 6).unwrap();
+        r.witness = [0; 32]; // binds the weights file's hash
+        r
+    };
+    assert_eq!(run(&shared), run(&apart));
+    std::fs::remove_dir_all(&tree).unwrap();
 }
 
 /// Both rules against a model of them computed apart from the hardware's flush: the exact product

@@ -1,6 +1,8 @@
 //! The model folder: safetensors (docs/assumptions.md C9), `config.json` (§2.2, §2.3, C7), the
-//! tensors of §2.5 (C8) widened by §4.1's shift, and the refusal codes of docs/protocol.md.
+//! tensors of §2.5 (C8), the vectors widened by §4.1's shift and the matrices kept as bf16 bits
+//! ([`bf16`]), and the refusal codes of docs/protocol.md.
 
+use super::bf16;
 use serde_json::Value;
 use std::collections::HashMap;
 
@@ -358,39 +360,113 @@ pub fn config(v: &Value, text: &[u8]) -> Result<Config, String> {
     })
 }
 
-/// One layer's weights, widened.
+/// Where one matrix of §2.5 lies in [`Weights`]' buffer: `2·rows·cols` bytes from `begin`, its
+/// bf16 bits in [`bf16`]'s layout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MatAt {
+    pub rows: usize,
+    pub cols: usize,
+    pub begin: usize,
+}
+
+impl MatAt {
+    fn end(&self) -> usize {
+        self.begin + 2 * self.rows * self.cols
+    }
+}
+
+/// One layer's weights: the norms' gains and the biases widened (§4.2), the matrices as bf16 bits.
 pub struct Layer {
     pub ln1: Vec<f32>,
     pub ln2: Vec<f32>,
-    pub q: Vec<f32>,
-    pub k: Vec<f32>,
-    pub v: Vec<f32>,
-    pub o: Vec<f32>,
-    pub gate: Vec<f32>,
-    pub up: Vec<f32>,
-    pub down: Vec<f32>,
+    pub q: MatAt,
+    pub k: MatAt,
+    pub v: MatAt,
+    pub o: MatAt,
+    pub gate: MatAt,
+    pub up: MatAt,
+    pub down: MatAt,
     pub q_bias: Option<Vec<f32>>,
     pub k_bias: Option<Vec<f32>>,
     pub v_bias: Option<Vec<f32>>,
 }
 
-/// The model's weights, widened (§4.2).
+/// The model's weights: vectors widened (§4.2), matrices kept as bf16 bits and widened where read
+/// (§4.1, exact: see [`bf16`]).
 pub struct Weights {
-    pub embed: Vec<f32>,
+    /// The matrices' bytes: the safetensors file's own buffer, its matrices regrouped in place
+    /// ([`Weights::adopt`]).
+    data: Vec<u8>,
+    pub embed: MatAt,
     pub layers: Vec<Layer>,
     pub norm: Vec<f32>,
     /// `Some` when untied (§11.1).
-    pub lm_head: Option<Vec<f32>>,
+    pub lm_head: Option<MatAt>,
 }
 
 impl Weights {
-    pub fn lm_head(&self) -> &[f32] {
-        self.lm_head.as_deref().unwrap_or(&self.embed)
+    /// A matrix of these weights.
+    pub fn mat(&self, m: MatAt) -> bf16::Mat<'_> {
+        bf16::Mat::new(&self.data[m.begin..m.end()], m.rows, m.cols)
+    }
+
+    /// §11.1's head: `lm_head` when untied, else the embedding.
+    pub fn lm_head(&self) -> bf16::Mat<'_> {
+        self.mat(self.lm_head.unwrap_or(self.embed))
+    }
+
+    /// Token `t`'s embedding row, widened.
+    pub fn embedding(&self, t: usize) -> Vec<f32> {
+        self.mat(self.embed).row(t)
+    }
+
+    fn mats(&mut self) -> impl Iterator<Item = &mut MatAt> {
+        let layers = self.layers.iter_mut().flat_map(|l| {
+            [
+                &mut l.q,
+                &mut l.k,
+                &mut l.v,
+                &mut l.o,
+                &mut l.gate,
+                &mut l.up,
+                &mut l.down,
+            ]
+        });
+        std::iter::once(&mut self.embed)
+            .chain(layers)
+            .chain(self.lm_head.as_mut())
+    }
+
+    /// Takes the safetensors file's bytes ([`weights`] located the matrices in them) and regroups
+    /// each matrix in place. Should two matrices' byte ranges overlap (C9 does not forbid it),
+    /// each matrix is copied out to a buffer of its own first, so each is regrouped once.
+    pub fn adopt(mut self, file: Vec<u8>) -> Weights {
+        let mut ranges: Vec<(usize, usize)> = self.mats().map(|m| (m.begin, m.end())).collect();
+        ranges.sort_unstable();
+        let disjoint = ranges.windows(2).all(|p| p[0].1 <= p[1].0);
+        self.data = if disjoint {
+            file
+        } else {
+            let mut data = Vec::new();
+            for m in self.mats() {
+                let at = data.len();
+                data.extend_from_slice(&file[m.begin..m.end()]);
+                m.begin = at;
+            }
+            data
+        };
+        let mats: Vec<MatAt> = self.mats().map(|m| *m).collect();
+        for m in mats {
+            let (begin, end) = (m.begin, m.end());
+            bf16::regroup(&mut self.data[begin..end], m.rows, m.cols);
+        }
+        self
     }
 }
 
 /// C8: the tensors of §2.5 (and the optional biases and untied head) in §2.5's order; every
-/// failure is `tensor_mismatch`.
+/// failure is `tensor_mismatch`. The vectors are widened; the matrices are located in the file,
+/// and their bytes are taken by [`Weights::adopt`].
 pub fn weights(st: &SafeTensors<'_>, c: &Config) -> Result<Weights, String> {
     let kv = c.kv_heads * c.head_dim;
     let (h, i, v) = (c.hidden as u64, c.inter as u64, c.vocab as u64);
@@ -419,22 +495,31 @@ pub fn weights(st: &SafeTensors<'_>, c: &Config) -> Result<Weights, String> {
             Ok(None)
         }
     };
-    let embed = load("model.embed_tokens.weight", &[v, h])?;
+    // A matrix: its shape checked (the sizes fit in usize: its bytes are in the file).
+    let mat = |name: &str, shape: &[u64; 2]| -> Result<MatAt, String> {
+        let e = entry(name, shape)?;
+        Ok(MatAt {
+            rows: shape[0] as usize,
+            cols: shape[1] as usize,
+            begin: e.begin,
+        })
+    };
+    let embed = mat("model.embed_tokens.weight", &[v, h])?;
     let mut layers = Vec::new(); // no capacity from the config: its tensors are not checked yet
     for l in 0..c.layers {
         let p = format!("model.layers.{l}.");
         let ln1 = load(&format!("{p}input_layernorm.weight"), &[h])?;
         let ln2 = load(&format!("{p}post_attention_layernorm.weight"), &[h])?;
-        let q = load(&format!("{p}self_attn.q_proj.weight"), &[h, h])?;
+        let q = mat(&format!("{p}self_attn.q_proj.weight"), &[h, h])?;
         let q_bias = load_opt(&format!("{p}self_attn.q_proj.bias"), &[h])?;
-        let k = load(&format!("{p}self_attn.k_proj.weight"), &[kv, h])?;
+        let k = mat(&format!("{p}self_attn.k_proj.weight"), &[kv, h])?;
         let k_bias = load_opt(&format!("{p}self_attn.k_proj.bias"), &[kv])?;
-        let vw = load(&format!("{p}self_attn.v_proj.weight"), &[kv, h])?;
+        let vw = mat(&format!("{p}self_attn.v_proj.weight"), &[kv, h])?;
         let v_bias = load_opt(&format!("{p}self_attn.v_proj.bias"), &[kv])?;
-        let o = load(&format!("{p}self_attn.o_proj.weight"), &[h, h])?;
-        let gate = load(&format!("{p}mlp.gate_proj.weight"), &[i, h])?;
-        let up = load(&format!("{p}mlp.up_proj.weight"), &[i, h])?;
-        let down = load(&format!("{p}mlp.down_proj.weight"), &[h, i])?;
+        let o = mat(&format!("{p}self_attn.o_proj.weight"), &[h, h])?;
+        let gate = mat(&format!("{p}mlp.gate_proj.weight"), &[i, h])?;
+        let up = mat(&format!("{p}mlp.up_proj.weight"), &[i, h])?;
+        let down = mat(&format!("{p}mlp.down_proj.weight"), &[h, i])?;
         layers.push(Layer {
             ln1,
             ln2,
@@ -457,9 +542,10 @@ pub fn weights(st: &SafeTensors<'_>, c: &Config) -> Result<Weights, String> {
         }
         None
     } else {
-        Some(load("lm_head.weight", &[v, h])?)
+        Some(mat("lm_head.weight", &[v, h])?)
     };
     Ok(Weights {
+        data: Vec::new(),
         embed,
         layers,
         norm,

@@ -3,9 +3,9 @@
 //! §3.4 and the digests of §12.1 (the witness chain in its corrected order, C4) and §12.2.
 
 use super::arith::{Rule, canonical_nan};
-use super::artifact::{self, Config, Refusal, Weights};
+use super::artifact::{self, Config, MatAt, Refusal, Weights};
 use super::pinned::{rsqrt, silu, table_digest};
-use super::reduce::{argmax, dot_seq, matvec, rmsnorm, softmax};
+use super::reduce::{Workers, argmax, dot_seq, matmul_on, rmsnorm, softmax};
 use super::rope;
 use super::tokenizer::{self, Tokenizer};
 use sha2::{Digest, Sha256};
@@ -51,7 +51,7 @@ impl Files {
     }
 }
 
-/// A model, checked and widened.
+/// A model, checked; its vectors widened, its matrices kept as bf16 bits ([`super::bf16`]).
 pub struct Artifact {
     pub config: Config,
     pub weights: Weights,
@@ -60,18 +60,22 @@ pub struct Artifact {
 }
 
 /// Checks the files in docs/protocol.md's order — the formats (safetensors, config, tokenizer),
-/// then the config's values, then the tensors in §2.5's order — and widens the weights.
-pub fn open(files: &Files) -> Result<Artifact, Refusal> {
+/// then the config's values, then the tensors in §2.5's order — and keeps the weights. The
+/// safetensors file's buffer becomes the weights' (its matrices regrouped in place), so the model
+/// is in memory once; [`Artifact::hashes`] are the files' as read.
+pub fn open(files: Files) -> Result<Artifact, Refusal> {
+    let hashes = files.hashes();
     let st = artifact::safetensors(&files.safetensors).map_err(Refusal::ArtifactMalformed)?;
     let cfg_json = artifact::config_json(&files.config).map_err(Refusal::ArtifactMalformed)?;
     let tokenizer = tokenizer::load(&files.tokenizer).map_err(Refusal::ArtifactMalformed)?;
     let config = artifact::config(&cfg_json, &files.config).map_err(Refusal::ConfigUnsupported)?;
     let weights = artifact::weights(&st, &config).map_err(Refusal::TensorMismatch)?;
+    drop(st);
     Ok(Artifact {
         config,
-        weights,
+        weights: weights.adopt(files.safetensors),
         tokenizer,
-        hashes: files.hashes(),
+        hashes,
     })
 }
 
@@ -138,8 +142,9 @@ pub struct Receipt {
     pub witness: [u8; 32],
 }
 
-struct Forward<'a, R: Rule> {
+struct Forward<'a, 'w, R: Rule> {
     art: &'a Artifact,
+    workers: &'w Workers<'a>,
     eps: f32,
     inv_freq: Vec<f32>,
     scale: f32,
@@ -155,79 +160,125 @@ fn add_in_place(h: &mut [f32], d: &[f32]) {
     }
 }
 
-impl<R: Rule> Forward<'_, R> {
-    /// One token at `pos` through every layer (§9, §10); the logits (§11.1) when asked for.
-    fn step(&mut self, token: u32, pos: usize, logits: bool) -> Result<Option<Vec<f32>>, String> {
+impl<R: Rule> Forward<'_, '_, R> {
+    /// §9.2–§9.4 for one query `q` of layer `l` against the cached positions (the causal window:
+    /// the cache holds exactly the positions up to the query's).
+    fn attend(&self, l: usize, q: &[f32]) -> Vec<f32> {
         let c = &self.art.config;
-        let w = &self.art.weights;
-        let (hidden, hd) = (c.hidden, c.head_dim);
+        let hd = c.head_dim;
         let kvd = c.kv_heads * hd;
         let group = c.heads / c.kv_heads;
-        let t = token as usize;
-        let mut h = w.embed[t * hidden..(t + 1) * hidden].to_vec();
-        let (cos_v, sin_v) = rope::tables::<R>(&self.inv_freq, pos as f32);
+        let (kc, vc) = (&self.k_cache[l], &self.v_cache[l]);
+        let n = kc.len() / kvd;
+        let mut attn = vec![0.0f32; c.hidden];
+        let mut scores = vec![0.0f32; n];
+        for qh in 0..c.heads {
+            let kvh = qh / group;
+            let q_head = &q[qh * hd..(qh + 1) * hd];
+            for (j, s) in scores.iter_mut().enumerate() {
+                let k_j = &kc[j * kvd + kvh * hd..j * kvd + (kvh + 1) * hd];
+                let d = dot_seq::<R>(q_head, k_j);
+                *s = R::mul(d, self.scale);
+            }
+            softmax::<R>(&mut scores);
+            for d in 0..hd {
+                let mut acc = 0.0f32;
+                for (j, &p) in scores.iter().enumerate() {
+                    let prod = R::mul(p, vc[j * kvd + kvh * hd + d]);
+                    acc = acc + prod;
+                }
+                attn[qh * hd + d] = acc;
+            }
+        }
+        attn
+    }
+
+    /// The tokens at positions `first, first + 1, …` through every layer (§9, §10), together: each
+    /// matvec streams its weights once for all of them, every position's products and sums as
+    /// its own single-position pass would do them. Attention runs position after position, each
+    /// position's key and value appended to the cache just before its own attention, so each sees
+    /// exactly the positions up to its own (§9.2). The logits (§11.1) of the last one when asked for.
+    fn steps(&mut self, tokens: &[u32], first: usize, logits: bool) -> Result<Option<Vec<f32>>, String> {
+        let c = &self.art.config;
+        let w = &self.art.weights;
+        let hd = c.head_dim;
+        let mut hs: Vec<Vec<f32>> = tokens.iter().map(|&t| w.embedding(t as usize)).collect();
+        let tables: Vec<(Vec<f32>, Vec<f32>)> = (0..tokens.len())
+            .map(|p| rope::tables::<R>(&self.inv_freq, (first + p) as f32))
+            .collect();
         for (l, lw) in w.layers.iter().enumerate() {
-            let ln1 = rmsnorm::<R>(&h, &lw.ln1, self.eps);
-            let mut q = matvec::<R>(&lw.q, &ln1, hidden, hidden)?;
-            let mut k = matvec::<R>(&lw.k, &ln1, kvd, hidden)?;
-            let mut v = matvec::<R>(&lw.v, &ln1, kvd, hidden)?;
-            for (x, b) in [(&mut q, &lw.q_bias), (&mut k, &lw.k_bias), (&mut v, &lw.v_bias)] {
-                if let Some(b) = b {
-                    add_in_place(x, b);
-                }
-            }
-            for head in q.chunks_mut(hd) {
-                rope::rotate::<R>(head, &cos_v, &sin_v);
-            }
-            for head in k.chunks_mut(hd) {
-                rope::rotate::<R>(head, &cos_v, &sin_v);
-            }
-            let kc = &mut self.k_cache[l];
-            let vc = &mut self.v_cache[l];
-            kc.extend_from_slice(&k);
-            vc.extend_from_slice(&v);
-            let n = kc.len() / kvd;
-            debug_assert_eq!(n, pos + 1);
-            let mut attn = vec![0.0f32; hidden];
-            let mut scores = vec![0.0f32; n];
-            for qh in 0..c.heads {
-                let kvh = qh / group;
-                let q_head = &q[qh * hd..(qh + 1) * hd];
-                for (j, s) in scores.iter_mut().enumerate() {
-                    let k_j = &kc[j * kvd + kvh * hd..j * kvd + (kvh + 1) * hd];
-                    let d = dot_seq::<R>(q_head, k_j);
-                    *s = R::mul(d, self.scale);
-                }
-                softmax::<R>(&mut scores);
-                for d in 0..hd {
-                    let mut acc = 0.0f32;
-                    for (j, &p) in scores.iter().enumerate() {
-                        let prod = R::mul(p, vc[j * kvd + kvh * hd + d]);
-                        acc = acc + prod;
+            let ln1: Vec<Vec<f32>> = hs.iter().map(|h| rmsnorm::<R>(h, &lw.ln1, self.eps)).collect();
+            let [mut qs, mut ks, vs] = self.matmul([lw.q, lw.k, lw.v], &ln1)?;
+            let mut attns = Vec::with_capacity(tokens.len());
+            for (p, ((q, k), mut v)) in qs.iter_mut().zip(&mut ks).zip(vs).enumerate() {
+                for (x, b) in [(&mut *q, &lw.q_bias), (&mut *k, &lw.k_bias), (&mut v, &lw.v_bias)] {
+                    if let Some(b) = b {
+                        add_in_place(x, b);
                     }
-                    attn[qh * hd + d] = acc;
                 }
+                let (cos_v, sin_v) = &tables[p];
+                for head in q.chunks_mut(hd) {
+                    rope::rotate::<R>(head, cos_v, sin_v);
+                }
+                for head in k.chunks_mut(hd) {
+                    rope::rotate::<R>(head, cos_v, sin_v);
+                }
+                self.k_cache[l].extend_from_slice(k);
+                self.v_cache[l].extend_from_slice(&v);
+                debug_assert_eq!(self.k_cache[l].len(), (first + p + 1) * c.kv_heads * hd);
+                attns.push(self.attend(l, q));
             }
-            let o = matvec::<R>(&lw.o, &attn, hidden, hidden)?;
-            add_in_place(&mut h, &o);
-            let ln2 = rmsnorm::<R>(&h, &lw.ln2, self.eps);
-            let gate = matvec::<R>(&lw.gate, &ln2, c.inter, hidden)?;
-            let up = matvec::<R>(&lw.up, &ln2, c.inter, hidden)?;
-            let hid: Vec<f32> = gate.iter().zip(&up).map(|(&g, &u)| R::mul(silu::<R>(g), u)).collect();
-            let down = matvec::<R>(&lw.down, &hid, hidden, c.inter)?;
-            add_in_place(&mut h, &down);
+            let [os] = self.matmul([lw.o], &attns)?;
+            let mut ln2s = Vec::with_capacity(tokens.len());
+            for (h, o) in hs.iter_mut().zip(&os) {
+                add_in_place(h, o);
+                ln2s.push(rmsnorm::<R>(h, &lw.ln2, self.eps));
+            }
+            let [gates, ups] = self.matmul([lw.gate, lw.up], &ln2s)?;
+            let hids: Vec<Vec<f32>> = gates
+                .iter()
+                .zip(&ups)
+                .map(|(gate, up)| gate.iter().zip(up).map(|(&g, &u)| R::mul(silu::<R>(g), u)).collect())
+                .collect();
+            let [downs] = self.matmul([lw.down], &hids)?;
+            for (h, down) in hs.iter_mut().zip(&downs) {
+                add_in_place(h, down);
+            }
         }
         if !logits {
             return Ok(None);
         }
-        let hn = rmsnorm::<R>(&h, &w.norm, self.eps);
-        matvec::<R>(w.lm_head(), &hn, c.vocab, hidden).map(Some)
+        let last = hs.last().expect("at least one token");
+        let hn = rmsnorm::<R>(last, &w.norm, self.eps);
+        let mut y = matmul_on::<R>(self.workers, &[w.lm_head()], &[hn])?;
+        Ok(y.pop().and_then(|mut y| y.pop()))
+    }
+
+    /// The matrices `ms`, which share their input, at every position of `xs` ([`matmul_on`]).
+    fn matmul<const M: usize>(&self, ms: [MatAt; M], xs: &[Vec<f32>]) -> Result<[Vec<Vec<f32>>; M], String> {
+        let w = &self.art.weights;
+        let ys = matmul_on::<R>(self.workers, &ms.map(|m| w.mat(m)), xs)?;
+        Ok(ys.try_into().expect("one result per matrix"))
     }
 }
+
+/// The prompt's positions run together, this many at a time (one weight stream each).
+pub const PREFILL_BATCH: usize = 64;
 
 /// The greedy decode of §3.4 for `gen_toks` steps under the tininess rule `R`. The calling thread
 /// must be pinned ([`super::env::pin`]).
 pub fn decode<R: Rule>(art: &Artifact, prompt_ids: &[u32], gen_toks: usize) -> Result<Receipt, String> {
+    decode_batched::<R>(art, prompt_ids, gen_toks, PREFILL_BATCH)
+}
+
+/// [`decode`], the prompt's positions run `batch` at a time (at least one): the same receipt
+/// whatever `batch` is.
+pub fn decode_batched<R: Rule>(
+    art: &Artifact,
+    prompt_ids: &[u32],
+    gen_toks: usize,
+    batch: usize,
+) -> Result<Receipt, String> {
     let c = &art.config;
     let eps = R::narrow(c.eps);
     let theta = R::narrow(c.theta);
@@ -243,34 +294,40 @@ pub fn decode<R: Rule>(art: &Artifact, prompt_ids: &[u32], gen_toks: usize) -> R
     for &t in prompt_ids {
         witness.update(t.to_le_bytes());
     }
-    let mut fwd = Forward::<R> {
-        art,
-        eps,
-        scale: rsqrt::<R>(c.head_dim as f32),
-        inv_freq,
-        k_cache: vec![Vec::new(); c.layers],
-        v_cache: vec![Vec::new(); c.layers],
-        _rule: std::marker::PhantomData,
-    };
     let mut generated = Vec::new();
     if gen_toks > 0 {
-        let last = prompt_ids.len() - 1;
-        let mut logits = None;
-        for (pos, &t) in prompt_ids.iter().enumerate() {
-            logits = fwd.step(t, pos, pos == last)?;
-        }
-        for s in 0..gen_toks {
-            let l = logits.take().expect("logits of the previous position");
-            let next = argmax(&l) as u32;
-            for &v in &l {
-                witness.update(canonical_nan(v).to_bits().to_le_bytes());
+        Workers::with(|workers| -> Result<(), String> {
+            let mut fwd = Forward::<R> {
+                art,
+                workers,
+                eps,
+                scale: rsqrt::<R>(c.head_dim as f32),
+                inv_freq,
+                k_cache: vec![Vec::new(); c.layers],
+                v_cache: vec![Vec::new(); c.layers],
+                _rule: std::marker::PhantomData,
+            };
+            // Logits at the last prompt position only (the others are never observed).
+            let mut logits = None;
+            let mut first = 0;
+            for chunk in prompt_ids.chunks(batch.max(1)) {
+                logits = fwd.steps(chunk, first, first + chunk.len() == prompt_ids.len())?;
+                first += chunk.len();
             }
-            witness.update(next.to_le_bytes());
-            generated.push(next);
-            if s + 1 < gen_toks {
-                logits = fwd.step(next, prompt_ids.len() + s, true)?;
+            for s in 0..gen_toks {
+                let l = logits.take().expect("logits of the previous position");
+                let next = argmax(&l) as u32;
+                for &v in &l {
+                    witness.update(canonical_nan(v).to_bits().to_le_bytes());
+                }
+                witness.update(next.to_le_bytes());
+                generated.push(next);
+                if s + 1 < gen_toks {
+                    logits = fwd.steps(&[next], prompt_ids.len() + s, true)?;
+                }
             }
-        }
+            Ok(())
+        })?;
     }
     let mut ad = Sha256::new();
     for &t in prompt_ids.iter().chain(&generated) {

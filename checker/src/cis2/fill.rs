@@ -306,7 +306,7 @@ pub fn decode_expect<R: Rule>(art: &decode::Artifact, ids: &[u32], gen_toks: usi
 pub fn decode_record(dir: &Path, prompt: &str, gen_toks: u128) -> Result<J, LineError> {
     let files = Files::read(dir).map_err(|e| LineError::Bad(format!("model: {e}")))?;
     let refuse = |r: super::artifact::Refusal| J::obj(vec![("refuse", J::str(r.code()))]);
-    let art = match decode::open(&files) {
+    let art = match decode::open(files) {
         Ok(a) => a,
         Err(r) => return Ok(refuse(r)),
     };

@@ -6,6 +6,7 @@ use super::arith::{After, Before, HOST_AFTER, Rule};
 use super::decode::{self, FILE_NAMES, Files, Receipt};
 use super::env;
 use std::path::Path;
+use std::time::Instant;
 
 /// §2.1's hashes, in [`FILE_NAMES`]' order.
 pub const PINNED_SHA256: [&str; 3] = [
@@ -45,9 +46,22 @@ pub fn check_hashes(files: &Files) -> Result<(), String> {
     if errs.is_empty() { Ok(()) } else { Err(errs.join("\n")) }
 }
 
-fn twice<R: Rule>(art: &decode::Artifact, ids: &[u32], steps: usize) -> Result<Receipt, String> {
+/// What a receipt's computation took, in seconds: reading and opening the model (hashes, checks,
+/// tokenizer, weights), and each of the two decodes (§12.4). Reported on stderr by `wai-checker
+/// cis2`, with the process's peak resident memory, for `cargo xtask bench`.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Timings {
+    pub open: f64,
+    pub decodes: [f64; 2],
+}
+
+fn twice<R: Rule>(art: &decode::Artifact, ids: &[u32], steps: usize, t: &mut Timings) -> Result<Receipt, String> {
+    let start = Instant::now();
     let run1 = decode::decode::<R>(art, ids, steps)?;
+    t.decodes[0] = start.elapsed().as_secs_f64();
+    let start = Instant::now();
     let run2 = decode::decode::<R>(art, ids, steps)?;
+    t.decodes[1] = start.elapsed().as_secs_f64();
     if run1.witness != run2.witness {
         return Err(format!(
             "§12.4: the witness digests of the two runs differ: {} and {}",
@@ -67,25 +81,39 @@ fn twice<R: Rule>(art: &decode::Artifact, ids: &[u32], steps: usize) -> Result<R
 /// The receipt's lines for the model in `dir`. With `check` false the hashes are not checked (a
 /// model other than the pinned one, for tests).
 pub fn receipt(dir: &Path, prompt: &str, gen_toks: u128, rule: Tininess, check: bool) -> Result<String, String> {
+    receipt_timed(dir, prompt, gen_toks, rule, check).map(|(r, _)| r)
+}
+
+/// [`receipt`], with what its parts took.
+pub fn receipt_timed(
+    dir: &Path,
+    prompt: &str,
+    gen_toks: u128,
+    rule: Tininess,
+    check: bool,
+) -> Result<(String, Timings), String> {
+    let mut t = Timings::default();
+    let start = Instant::now();
     let files = Files::read(dir)?;
     if check {
         check_hashes(&files)?;
     }
-    let art = decode::open(&files).map_err(|r| format!("refused ({}): {}", r.code(), r.reason()))?;
+    let art = decode::open(files).map_err(|r| format!("refused ({}): {}", r.code(), r.reason()))?;
     let ids =
         decode::prompt_ids(&art, prompt, gen_toks).map_err(|r| format!("refused ({}): {}", r.code(), r.reason()))?;
     // The positions passed C7's check, so gen_toks is at most 2^24 here.
     let steps = usize::try_from(gen_toks).map_err(|_| "--gen-toks: too large".to_string())?;
+    t.open = start.elapsed().as_secs_f64();
     let _pinned = env::pin()?;
     let rc = match rule {
-        Tininess::After => twice::<After>(&art, &ids, steps)?,
-        Tininess::Before => twice::<Before>(&art, &ids, steps)?,
+        Tininess::After => twice::<After>(&art, &ids, steps, &mut t)?,
+        Tininess::Before => twice::<Before>(&art, &ids, steps, &mut t)?,
     };
     let list = |v: &[u32]| v.iter().map(u32::to_string).collect::<Vec<_>>().join(", ");
     // docs/assumptions.md C11: `prompt_idx` indexes §3.2's one prompt; any other is `custom`.
     let idx = if prompt == PINNED_PROMPT { "0" } else { "custom" };
-    let h = files.hashes();
-    Ok(format!(
+    let h = art.hashes;
+    let lines = format!(
         "CIS2_REF digest={} prompt_idx={idx} prompt_toks={} gen_toks={} dtype=fp32\n\
          prompt_hex={}\n\
          argmax_digest={}\n\
@@ -108,5 +136,14 @@ pub fn receipt(dir: &Path, prompt: &str, gen_toks: u128, rule: Tininess, check: 
         hex::encode(h.tokenizer),
         list(&rc.prompt_ids),
         list(&rc.generated),
-    ))
+    );
+    Ok((lines, t))
+}
+
+/// The process's peak resident memory in bytes (Linux: `VmHWM` of `/proc/self/status`), when known.
+pub fn peak_rss() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
 }
