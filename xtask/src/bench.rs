@@ -10,7 +10,8 @@
 //!    `corpus/cis2/bench.json` against streaming its f32 weights once per position; the exact path
 //!    on the smaller checkpoint, and its ratio to the fast path there.
 //! 5. The oracle's exact `conv` (`bin/convrate.rs`): multiply-accumulates per second per core on a
-//!    64-channel 3×3 convolution over 64×64, in the checked small form and in `BigInt` alone.
+//!    64-channel 3×3 convolution over 64×64: the checked small form, `BigInt` alone, and the oracle's
+//!    `conv` of before the checked form; the scale tier's regeneration before and after, stated.
 
 use std::fmt::Write as _;
 use std::path::Path;
