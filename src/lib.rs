@@ -1,5 +1,6 @@
 //! The `wai-ops/1` conformance oracle: one slow, obviously-correct
-//! implementation of integer-operators, computed exactly on `BigInt`.
+//! implementation of integer-operators, computed exactly on `BigInt` (sums of
+//! products in a checked `i128` form that falls back to it: `ops::mac`).
 //!
 //! Modules follow the spec's concerns: `num` (§2), `canon` (§8.5, §14.1),
 //! `whg1` (§10), `plan` (§3–§5 shapes and caps), `ops` (§5), `run` (§4, §10.3),

@@ -40,9 +40,14 @@ impl Tensor {
         self.shape.w as usize
     }
 
-    /// Element `(c, y, x)`, at the row-major position `(c·H + y)·W + x`.
+    /// The row-major position of element `(c, y, x)`: `(c·H + y)·W + x`.
+    pub fn index(&self, c: usize, y: usize, x: usize) -> usize {
+        (c * self.h() + y) * self.w() + x
+    }
+
+    /// Element `(c, y, x)`.
     pub fn at(&self, c: usize, y: usize, x: usize) -> &BigInt {
-        &self.data[(c * self.h() + y) * self.w() + x]
+        &self.data[self.index(c, y, x)]
     }
 
     /// The same shape, each element mapped by `f`.

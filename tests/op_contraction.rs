@@ -349,3 +349,25 @@ fn gram_then_apply_channel_attention() {
     assert_eq!(s, shape(2, 2, 2));
     assert_eq!(v, vec![-3, -5, -4, 2, -1, 5, 6, -4]);
 }
+
+/// Sums past `i128` (`ops::mac` forms them in `BigInt` once a checked step fails), at shift 0 so
+/// the output is the sum itself.
+#[test]
+fn contraction_sums_past_i128_are_exact() {
+    use num_bigint::BigInt;
+    let min = BigInt::from(i64::MIN);
+    let sq = &min * &min; // 2^126
+    // gram(X, X) over a [1, 2, 2] plane of i64::MIN: four terms 2^126, the sum 2^128.
+    let mut b = Builder::new();
+    let x = b.input_sized(1, any(), 2, 2);
+    let o = b.op(Op::Gram(Contraction::new(1, Round::Floor, 0)), &[x, x], 1);
+    b.output(o);
+    let y = decode(&b.build(), vec![t(1, 2, 2, &[i64::MIN; 4])], vec![]).expect("completes");
+    assert_eq!(y[0].data, vec![&sq * 4]);
+    // apply: A = [[MIN, MIN], [MIN, 1]] ([2, 1, 2]), V = [MIN, MIN] ([2, 1, 1]):
+    // out[0] = 2^126 + 2^126 = 2^127, one past i128::MAX; out[1] = 2^126 − 2^63, within it.
+    let g = apply_graph(2, 2, Contraction::new(1, Round::Floor, 0), 2);
+    let a = t(2, 1, 2, &[i64::MIN, i64::MIN, i64::MIN, 1]);
+    let y = decode(&g, vec![a, t(2, 1, 1, &[i64::MIN; 2])], vec![]).expect("completes");
+    assert_eq!(y[0].data, vec![&sq * 2, &sq + &min]);
+}

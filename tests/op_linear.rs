@@ -200,3 +200,149 @@ fn conv_transpose_caps_come_before_the_shape_rule() {
         Code::TooLarge
     );
 }
+
+/// The sums of `conv` are formed in `i128` while every step is checked (`ops::mac`); past it they
+/// are formed in `BigInt`. Each decode here leaves the small form and is checked against the sum
+/// written out.
+#[test]
+fn conv_sums_past_i128_and_operands_past_i64_are_exact() {
+    use num_bigint::BigInt;
+    let (max, min) = (BigInt::from(i64::MAX), BigInt::from(i64::MIN));
+    let term = &max * &min; // (2^63 − 1)·(−2^63) = −2^126 + 2^63
+    let shift0 = || Rq::new(Round::Floor, PerChannel::One(0));
+    let run = |conv: Conv, x| decode(&conv_graph(1, conv), vec![x], vec![]).expect("completes");
+    // A 2×2 kernel of i64::MAX on a [1, 2, 3] plane of i64::MIN: two outputs, each four terms;
+    // the third partial sum passes −2^127, so the sum is 4·term.
+    let c = Conv::new(1, geom((2, 2), (1, 1), (0, 0)), 1, vec![i64::MAX; 4], shift0());
+    let y = run(c, t(1, 2, 3, &[i64::MIN; 6]));
+    assert_eq!(y[0].data, vec![&term * 4, &term * 4]);
+    // A 2×1 kernel: two terms, within i128 (2·term = −2^127 + 2^64).
+    let c = Conv::new(1, geom((2, 1), (1, 1), (0, 0)), 1, vec![i64::MAX; 2], shift0());
+    let y = run(c, t(1, 2, 1, &[i64::MIN; 2]));
+    assert_eq!(y[0].data, vec![&term * 2]);
+    // An operand past i64: `rescale` by 2^40 makes x·2^40 (x = 2^30 + 1 and −3), then a 1×2 conv
+    // with weights 5, −7 sums 5·(2^30 + 1)·2^40 + (−7)·(−3)·2^40 = (5·2^30 + 26)·2^40.
+    let mut b = Builder::new();
+    let x = b.input(1, any());
+    let scaled = b.op(
+        Op::Rescale(Rq::new(Round::Floor, PerChannel::One(0)).mult(PerChannel::One(1 << 40))),
+        &[x],
+        1,
+    );
+    let c = Conv::new(1, geom((1, 2), (1, 1), (0, 0)), 1, vec![5, -7], shift0());
+    let yt = b.op(Op::Conv(c), &[scaled], 1);
+    b.output(yt);
+    let y = decode(&b.build(), vec![t(1, 1, 2, &[(1 << 30) + 1, -3])], vec![]).expect("completes");
+    assert_eq!(y[0].data, vec![(BigInt::from(5) * (1i64 << 30) + 26) << 40]);
+}
+
+/// The two forms of `conv`'s sums agree, output and observations, on random geometries and on
+/// operands from small to past `i64`, with sums inside and past `i128`; and the sums are §5.2's.
+#[test]
+fn conv_checked_form_is_the_bigint_form() {
+    use num_bigint::BigInt;
+    use rand::{RngExt, SeedableRng};
+    use wai_oracle::ops::linear::conv_in;
+    use wai_oracle::ops::mac::Form;
+    use wai_oracle::ops::observe::Observer;
+
+    #[derive(Default)]
+    struct Seen(Vec<(&'static str, usize, BigInt)>);
+    impl Observer for Seen {
+        fn see(&mut self, key: &'static str, channel: usize, value: &BigInt) {
+            self.0.push((key, channel, value.clone()));
+        }
+    }
+
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(25);
+    let value = |rng: &mut rand_chacha::ChaCha8Rng, wide: bool| -> BigInt {
+        match rng.random_range(0..if wide { 5 } else { 4 }) {
+            0 => BigInt::from(rng.random_range(-128..128)),
+            1 => BigInt::from(i64::MAX - rng.random_range(0..3)),
+            2 => BigInt::from(i64::MIN + rng.random_range(0..3)),
+            3 => BigInt::from(rng.random_range(i64::MIN..=i64::MAX)),
+            _ => BigInt::from(rng.random_range(-3..4)) << 70,
+        }
+    };
+    for case in 0..300 {
+        let groups = rng.random_range(1..3u32);
+        let (cin, cout) = (groups * rng.random_range(1..3u32), groups * rng.random_range(1..3u32));
+        let (kh, kw) = (rng.random_range(1..4u32), rng.random_range(1..4u32));
+        let (sh, sw) = (rng.random_range(1..3u32), rng.random_range(1..3u32));
+        let (ph, pw) = (rng.random_range(0..3u32), rng.random_range(0..3u32));
+        let (h, w) = (rng.random_range(1..6u64), rng.random_range(1..6u64));
+        if u64::from(kh) > h + 2 * u64::from(ph) || u64::from(kw) > w + 2 * u64::from(pw) {
+            continue;
+        }
+        let out = shape(
+            u64::from(cout),
+            (h + 2 * u64::from(ph) - u64::from(kh)) / u64::from(sh) + 1,
+            (w + 2 * u64::from(pw) - u64::from(kw)) / u64::from(sw) + 1,
+        );
+        let wide = case % 3 == 0; // some tensors past i64
+        let n_w = (cout * (cin / groups) * kh * kw) as usize;
+        let weights: Vec<i64> = (0..n_w)
+            .map(|_| i64::try_from(value(&mut rng, false)).expect("fits"))
+            .collect();
+        let x = tb(
+            u64::from(cin),
+            h,
+            w,
+            (0..u64::from(cin) * h * w).map(|_| value(&mut rng, wide)).collect(),
+        );
+        let rq = Rq::new(Round::HalfEven, PerChannel::One(rng.random_range(0..70)))
+            .mult(PerChannel::One(rng.random_range(-5..6)))
+            .bias(Placement::Pre, vec![rng.random_range(-1000..1000); cout as usize]);
+        let p = Conv::new(cout, geom((kh, kw), (sh, sw), (ph, pw)), groups, weights, rq);
+        let (mut small, mut big) = (Seen::default(), Seen::default());
+        let ys = conv_in(Form::Checked, &p, &x, out, &mut small);
+        let yb = conv_in(Form::Big, &p, &x, out, &mut big);
+        assert_eq!(ys, yb, "case {case}");
+        assert_eq!(small.0, big.0, "case {case}");
+        // And the sums are §5.2's, written out over every tap with X̃ zero outside the plane.
+        let (cg, og) = ((cin / groups) as i64, (cout / groups) as i64);
+        let (kh, kw, sh, sw, ph, pw) = (kh as i64, kw as i64, sh as i64, sw as i64, ph as i64, pw as i64);
+        let mut want = Vec::new();
+        for o in 0..out.c as i64 {
+            for y in 0..out.h as i64 {
+                for xo in 0..out.w as i64 {
+                    let mut acc = BigInt::ZERO;
+                    for ci in 0..cg {
+                        for i in 0..kh {
+                            for j in 0..kw {
+                                let (u, v) = (y * sh + i - ph, xo * sw + j - pw);
+                                if (0..h as i64).contains(&u) && (0..w as i64).contains(&v) {
+                                    let wt = p.weights[(((o * cg + ci) * kh + i) * kw + j) as usize];
+                                    let c = (o / og) * cg + ci;
+                                    acc += wt * x.at(c as usize, u as usize, v as usize);
+                                }
+                            }
+                        }
+                    }
+                    want.push(acc);
+                }
+            }
+        }
+        let got: Vec<BigInt> = small
+            .0
+            .iter()
+            .filter(|s| s.0 == "conv.acc")
+            .map(|s| s.2.clone())
+            .collect();
+        assert_eq!(got, want, "case {case}");
+    }
+}
+
+/// `conv_transpose`'s sums past `i128`, as `conv`'s above.
+#[test]
+fn conv_transpose_sums_past_i128_are_exact() {
+    use num_bigint::BigInt;
+    // 1 → 1 channel, 2×2 kernel of i64::MAX, stride 1, on a [1, 2, 2] plane of i64::MIN: output
+    // [1, 3, 3]; the centre receives all four taps (past −2^127 at the third), an edge's middle two,
+    // a corner one.
+    let term = BigInt::from(i64::MAX) * BigInt::from(i64::MIN);
+    let c = ConvTranspose::new(1, geom((2, 2), (1, 1), (0, 0)), (0, 0), vec![i64::MAX; 4], floor0());
+    let y = decode(&convt_graph(1, c), vec![t(1, 2, 2, &[i64::MIN; 4])], vec![]).expect("completes");
+    let want: Vec<BigInt> = [1, 2, 1, 2, 4, 2, 1, 2, 1].iter().map(|&k| &term * k).collect();
+    assert_eq!(y[0].data, want);
+}

@@ -1,39 +1,47 @@
 //! §5.9 Contractions: `gram` and `apply`, each followed by `rq` (no multiplier,
-//! no bias, one shift).
+//! no bias, one shift). Each sum is formed by `mac::dot` (exact: checked `i128`, `BigInt` past it).
 
+use super::mac::{self, Form, Operand, Run};
 use super::observe::Observer;
-use super::rq::rq;
+use super::rq::rq_each;
 use crate::plan::Shape;
 use crate::tensor::Tensor;
 use crate::whg1::Contraction;
-use num_bigint::BigInt;
 
 /// `out[g·d + i][0][j] = R_round(Σ_{y,x} A[g·d + i][y][x]·B[g·d + j][y][x], s)`.
 pub fn gram(p: &Contraction, a: &Tensor, b: &Tensor, out: Shape, obs: &mut dyn Observer) -> Tensor {
     let d = a.c() / p.groups as usize;
-    Tensor::from_fn(out, |o, _, j| {
+    let (sa, sb) = (Operand::tensor(a, Form::Checked), Operand::tensor(b, Form::Checked));
+    let acc = mac::planes(out, |o, _, j| {
         let (g, i) = (o / d, o % d);
-        let mut acc = BigInt::ZERO;
-        for y in 0..a.h() {
-            for x in 0..a.w() {
-                acc += a.at(g * d + i, y, x) * b.at(g * d + j, y, x);
-            }
-        }
-        obs.see("gram.acc", o, &acc);
-        rq(&p.rq, o, &acc, obs)
-    })
+        // Plane against plane, element by element.
+        let run = Run {
+            a0: a.index(g * d + i, 0, 0),
+            da: 1,
+            b0: b.index(g * d + j, 0, 0),
+            db: 1,
+            n: a.h() * a.w(),
+        };
+        mac::dot(&sa, &sb, [run].into_iter())
+    });
+    rq_each("gram.acc", &p.rq, out, acc, obs)
 }
 
 /// `out[g·d + i][y][x] = R_round(Σ_{j<d} A[g·d + i][0][j]·V[g·d + j][y][x], s)`.
 pub fn apply(p: &Contraction, a: &Tensor, v: &Tensor, obs: &mut dyn Observer) -> Tensor {
     let d = a.c() / p.groups as usize;
-    Tensor::from_fn(v.shape, |o, y, x| {
+    let (sa, sv) = (Operand::tensor(a, Form::Checked), Operand::tensor(v, Form::Checked));
+    let acc = mac::planes(v.shape, |o, y, x| {
         let (g, i) = (o / d, o % d);
-        let mut acc = BigInt::ZERO;
-        for j in 0..d {
-            acc += a.at(g * d + i, 0, j) * v.at(g * d + j, y, x);
-        }
-        obs.see("apply.acc", o, &acc);
-        rq(&p.rq, o, &acc, obs)
-    })
+        // Row `g·d + i` of A against element (y, x) of V's channels g·d + j, one plane apart.
+        let run = Run {
+            a0: a.index(g * d + i, 0, 0),
+            da: 1,
+            b0: v.index(g * d, y, x),
+            db: v.h() * v.w(),
+            n: d,
+        };
+        mac::dot(&sa, &sv, [run].into_iter())
+    });
+    rq_each("apply.acc", &p.rq, v.shape, acc, obs)
 }

@@ -1,4 +1,5 @@
-//! §5 Graph operators, exactly, on `BigInt`: one module per family.
+//! §5 Graph operators, exactly, on `BigInt`: one module per family. The sums of products are
+//! formed by `mac` in a checked small form that falls back to `BigInt` (never a wrap).
 //!
 //! Each operator reads its planned input tensors and writes tensors of its
 //! planned output shapes; policies are applied by `run`.
@@ -6,6 +7,7 @@
 pub mod contraction;
 pub mod elementwise;
 pub mod linear;
+pub mod mac;
 pub mod movement;
 pub mod norm;
 pub mod observe;

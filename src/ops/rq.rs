@@ -3,6 +3,8 @@
 
 use super::observe::Observer;
 use crate::num::Round;
+use crate::plan::Shape;
+use crate::tensor::Tensor;
 use crate::whg1::{Placement, Rq};
 use num_bigint::BigInt;
 
@@ -38,4 +40,15 @@ pub fn rq(rq: &Rq, o: usize, v: &BigInt, obs: &mut dyn Observer) -> BigInt {
         post: rq.bias_at(Placement::Post, o),
     };
     requantise(v, &k, o, obs)
+}
+
+/// `rq_o(acc)` for every element of `out`: `acc` holds the sums in CHW order, and each is shown to
+/// `obs` under `key`, then requantised, in that order.
+pub fn rq_each(key: &'static str, p: &Rq, out: Shape, acc: Vec<BigInt>, obs: &mut dyn Observer) -> Tensor {
+    let mut acc = acc.into_iter();
+    Tensor::from_fn(out, |o, _, _| {
+        let v = acc.next().expect("one sum per element");
+        obs.see(key, o, &v);
+        rq(p, o, &v, obs)
+    })
 }

@@ -9,6 +9,9 @@
 //! 4. CIS-2: the fast path's 16-token decode of the SmolLM2-135M-shaped checkpoint of
 //!    `corpus/cis2/bench.json` against streaming its f32 weights once per position; the exact path
 //!    on the smaller checkpoint, and its ratio to the fast path there.
+//! 5. The oracle's exact `conv` (`bin/convrate.rs`): multiply-accumulates per second per core on a
+//!    64-channel 3×3 convolution over 64×64: the checked small form, `BigInt` alone, and the oracle's
+//!    `conv` of before the checked form; the scale tier's regeneration before and after, stated.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -138,6 +141,7 @@ pub fn main(root: &Path, runs: usize) -> Result<(), String> {
             ("wai-oracle", "wai-oracle"),
             ("wai-checker", "wai-checker"),
             ("xtask", "membw"),
+            ("xtask", "convrate"),
         ],
     )?;
     let tree = root.join("ops-conformance");
@@ -422,6 +426,10 @@ pub fn main(root: &Path, runs: usize) -> Result<(), String> {
     // 4b. CIS-2, the checker's decode on the same checkpoint (`checker_cis2`, at the end of the file).
     checker_cis2(&mut md, &bin, &large, runs, bound, &receipt)?;
 
+    // 5. The oracle's conv.
+    eprintln!("bench: the oracle's conv");
+    oracle_conv(&mut md, &bin, runs)?;
+
     writeln!(md, "\n## Against the targets\n").ok();
     writeln!(
         md,
@@ -584,5 +592,82 @@ fn checker_cis2(
         rss.median / f32_bytes
     )
     .ok();
+    Ok(())
+}
+
+/// The scale tier's regeneration, measured once when the checked sums of products came in (issue
+/// #25, item 3) and stated here, since the bench times only the code it runs: `wai-generate regen`
+/// of both tiers into a fresh folder (what `cargo xtask regen` runs) at commit f1b3d67 and with the
+/// change, alternated under the same load (load average about 2): (wall s, CPU s) per run.
+const REGEN_BEFORE: [(f64, f64); 2] = [(37.34, 73.57), (38.02, 74.72)];
+const REGEN_AFTER: [(f64, f64); 2] = [(36.46, 68.53), (37.79, 71.57)];
+/// The same for the scale tier's `conv` records alone (`--tier scale --only conv`).
+const REGEN_CONV_BEFORE: [(f64, f64); 2] = [(2.94, 5.08), (3.02, 5.15)];
+const REGEN_CONV_AFTER: [(f64, f64); 2] = [(0.87, 1.58), (0.97, 1.73)];
+
+/// 5. The oracle's exact `conv` (issue #25, item 3), timed by `convrate` in both forms of its sums.
+fn oracle_conv(md: &mut String, bin: &Path, runs: usize) -> Result<(), String> {
+    let out = Command::new(bin.join("convrate"))
+        .arg(runs.to_string())
+        .output()
+        .map_err(|e| format!("convrate: {e}"))?;
+    if !out.status.success() {
+        return Err(format!("convrate: {}", String::from_utf8_lossy(&out.stderr)));
+    }
+    // `form threads min median max macs` per line.
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let parse = |l: &str| -> Option<(String, usize, Spread, f64)> {
+        let w: Vec<&str> = l.split_whitespace().collect();
+        let time = |k: usize| w.get(k).and_then(|t| t.parse::<f64>().ok());
+        let spread = Spread {
+            min: time(2)?,
+            median: time(3)?,
+            max: time(4)?,
+        };
+        Some((w.first()?.to_string(), w.get(1)?.parse().ok()?, spread, time(5)?))
+    };
+    let lines: Vec<(String, usize, Spread, f64)> = stdout.lines().filter_map(parse).collect();
+    let macs = lines.first().map(|l| l.3).ok_or("convrate: no figures")?;
+    let per_core = |form: &str| {
+        lines
+            .iter()
+            .find(|l| l.0 == form && l.1 == 1)
+            .map_or(0.0, |l| macs / l.2.median)
+    };
+    writeln!(md, "\n## The oracle's conv\n").ok();
+    writeln!(md, "`convrate`: the oracle's exact `conv` with its `rq` epilogue, 64 → 64 channels, 3×3, padding 1, over 64×64, int8 weights and inputs: {:.0} M multiply-accumulates (nominal: the padding's zeros counted). `checked` is the oracle's `conv` (`ops::linear`): each sum in `i128`, every product and partial sum checked, the sum formed again in `BigInt` on any failure (`ops/mac.rs`); `bigint` the same loops with every sum in `BigInt` (the fallback alone); `before` the oracle's `conv` before the checked form (commit f1b3d67, kept verbatim in `convrate`), a `BigInt` per product. Every configuration gives the same tensor (checked in every run).\n", macs / 1e6).ok();
+    writeln!(
+        md,
+        "| form | threads | one conv | MAC/s | MAC/s per core |\n|---|---|---|---|---|"
+    )
+    .ok();
+    for (form, threads, time, _) in &lines {
+        let rate = macs / time.median;
+        writeln!(
+            md,
+            "| {form} | {threads} | {} | {rate:.2e} | {:.2e} |",
+            seconds(time),
+            rate / *threads as f64
+        )
+        .ok();
+    }
+    let (checked, before) = (per_core("checked"), per_core("before"));
+    writeln!(
+        md,
+        "\n- Per core (one thread): {before:.2e} MAC/s before, {checked:.2e} MAC/s after: {:.1}× (target: at least 5×, {}).",
+        checked / before,
+        if checked >= 5.0 * before { "met" } else { "not met" }
+    )
+    .ok();
+    let mean = |xs: &[(f64, f64)]| {
+        let n = xs.len() as f64;
+        (
+            xs.iter().map(|x| x.0).sum::<f64>() / n,
+            xs.iter().map(|x| x.1).sum::<f64>() / n,
+        )
+    };
+    let (before, after) = (mean(&REGEN_BEFORE), mean(&REGEN_AFTER));
+    let (conv_before, conv_after) = (mean(&REGEN_CONV_BEFORE), mean(&REGEN_CONV_AFTER));
+    writeln!(md, "- The scale tier's regeneration (both tiers, `wai-generate regen` as `cargo xtask regen` runs it; stated: measured once at the change, the two builds alternated under the same load, mean of two runs each): before {:.1} s wall, {:.1} s CPU; after {:.1} s wall, {:.1} s CPU. Its `conv` records alone (`--only conv`): {:.2} s → {:.2} s wall, {:.2} s → {:.2} s CPU. Most of the tier's time is in its movement operators at 2^24 elements (`fill` and `pad_rep` the largest), which form no products.", before.0, before.1, after.0, after.1, conv_before.0, conv_after.0, conv_before.1, conv_after.1).ok();
     Ok(())
 }
