@@ -156,8 +156,9 @@ fn grade_scale_answer(c: &Sent, line: &[u8]) -> Graded {
             // Folded once, before each target's fields are picked out.
             let mut r = split.skeleton.clone();
             let written = fold(&c.record, &mut r, &split);
-            grade_value(c, &r, |mine, theirs| {
-                scale_differences(&c.record, mine, theirs, &written)
+            grade_value(c, &r, |t| {
+                let (mine, theirs) = (roles::owned(t, c.form, &c.record), roles::owned(t, c.form, &r));
+                scale_differences(&c.record, &mine, &theirs, &written)
             })
         }
         Err(e) => not_json(c, &String::from_utf8_lossy(&line[..line.len().min(480)]), e),
