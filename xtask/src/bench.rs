@@ -126,6 +126,15 @@ const GRADER_BEFORE_US: f64 = 418.4;
 /// largest elementwise one, and channel reductions.
 const SCALE_GRADED: [&str; 3] = ["conv", "mul", "layernorm_c"];
 
+/// `python3 replay.py ANSWERS`: each request line read, then the next line of ANSWERS written.
+const REPLAY: &str = "import sys
+answers = open(sys.argv[1], 'rb')
+out = sys.stdout.buffer
+for _ in sys.stdin.buffer:
+    out.write(answers.readline())
+    out.flush()
+";
+
 /// A scale file's grade timed: its answers' bytes, and the checker alone, the grader alone and the
 /// two together.
 struct Throughput {
@@ -137,13 +146,16 @@ struct Throughput {
 }
 
 /// Times the grading of [`SCALE_GRADED`]: the checker's `fill` alone on the requests the grader
-/// writes out, the grader alone on the checker's answers replayed by `cat`, and the grade of the
-/// checker. Each grade must pass every record.
+/// writes out, the grader alone on the checker's answers replayed ([`REPLAY`]), and the grade of
+/// the checker. Each grade must pass every record.
 fn scale_grading(tree: &Path, bin: &Path, scratch: &Path, runs: usize) -> Result<Vec<Throughput>, String> {
     use xtask::grade::{Options, Outcome};
     let checker = bin.join("wai-checker");
     let dir = scratch.join("scale-grading");
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    // An implementation that answers each request, once read, with the next of the answers kept.
+    let replay = dir.join("replay.py");
+    std::fs::write(&replay, REPLAY).map_err(|e| e.to_string())?;
     let mut out = Vec::new();
     for stem in SCALE_GRADED {
         let file = format!("scale/{stem}.jsonl");
@@ -192,7 +204,7 @@ fn scale_grading(tree: &Path, bin: &Path, scratch: &Path, runs: usize) -> Result
             )
         })?;
         let replayed = timed(runs, || {
-            grade(format!("cat {} & cat > /dev/null; wait", answers.display()))
+            grade(format!("python3 {} {}", replay.display(), answers.display()))
         })?;
         let both = timed(runs, || grade(format!("{} fill", checker.display())))?;
         let _ = (std::fs::remove_file(&requests), std::fs::remove_file(&answers));
@@ -396,7 +408,7 @@ pub fn main(root: &Path, runs: usize) -> Result<(), String> {
         if own <= 100.0 { "met" } else { "not met" }
     )
     .ok();
-    writeln!(md, "\nThe scale tier graded (`--role all --suite scale --only FILE`), in MB/s of answers compared (the checker's lines, written out): `wai-checker fill` alone on the written-out requests; the grader alone (the same answers replayed by `cat`, while the grader writes out the requests and folds and compares every answer); and the grade of `wai-checker fill`, the two together:\n").ok();
+    writeln!(md, "\nThe scale tier graded (`--role all --suite scale --only FILE`), in MB/s of answers compared (the checker's lines, written out): `wai-checker fill` alone on the written-out requests; the grader alone (the same answers replayed by a Python script that writes each answer once it has read its request, while the grader writes out the requests and folds and compares every answer); and the grade of `wai-checker fill`, the two together:\n").ok();
     writeln!(
         md,
         "| file | answers | the checker alone | the grader alone | graded together | grader / checker |\n|---|---|---|---|---|---|"
