@@ -15,9 +15,12 @@
 //! unanswered (docs/protocol.md). A verdict over records some of which are not gradable is at
 //! best "conforms on the gradable subset", never "conforms".
 //!
+//! `--shard K/N` grades one of N disjoint parts of the selection ([`Shard`]) and `--merge` makes
+//! the whole grade's reports from every part's `--json` ([`merge`]).
+//!
 //! The grader is this module: `process` runs the implementation, `compare` grades one answer,
 //! `scale` streams the scale tier, `report` writes the verdicts and reports, `roles` says who
-//! computes what. Everything else in xtask reaches it through what this file exports.
+//! computes what, `merge` joins shards. Everything else in xtask reaches it through what this file exports.
 
 mod compare;
 mod merge;
