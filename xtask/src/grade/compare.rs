@@ -308,7 +308,8 @@ pub fn grade_lines(committed: &[Sent], response: &[u8], ending: &Ending) -> Vec<
                     targets: c.how.targets.iter().map(|t| (*t, true)).collect(),
                 }
             }
-            Some(line) => match serde_json::from_str::<Value>(line) {
+            // `Value`'s `FromStr`: serde_json's own, optimized, parse (xtask builds unoptimized).
+            Some(line) => match line.parse::<Value>() {
                 Ok(r) => grade_value(c, &r, |t| written_differences(c, &r, t)),
                 Err(e) => not_json(c, line, e),
             },
@@ -316,27 +317,34 @@ pub fn grade_lines(committed: &[Sent], response: &[u8], ending: &Ending) -> Vec<
         .collect()
 }
 
-/// The differences between the fields `t` computes of a committed record and of an answer (the
-/// fields of [`roles::owned`], compared without copying either record where the field `t` does not
-/// compute is in an object on both sides or on neither), each differing output element explained.
+/// The differences between the fields `t` computes of a committed record and of an answer, each
+/// differing output element explained.
 fn written_differences(c: &Sent, r: &Value, t: Target) -> Vec<Diff> {
-    let skip = roles::unowned(t, c.form);
-    let in_place =
-        skip.is_none_or(|(at, _)| roles::object_at(&c.record, at).is_some() == roles::object_at(r, at).is_some());
-    let mut d = Vec::new();
-    let mine = if in_place {
-        diff_skipping(&c.record, r, skip, "", LIMIT, &mut d);
-        None
-    } else {
-        let mine = roles::owned(t, c.form, &c.record);
-        diff(&mine, &roles::owned(t, c.form, r), "", LIMIT, &mut d);
-        Some(mine)
-    };
+    let (mut d, mine) = target_differences(c, r, t);
     if d.iter().any(|d| output_element(&d.path).is_some()) {
         let mine = mine.unwrap_or_else(|| roles::owned(t, c.form, &c.record));
         d.iter_mut().for_each(|d| explain(&mine, d));
     }
     d
+}
+
+/// [`diff`] of the fields `t` computes of a committed record and of an answer (those of
+/// [`roles::owned`]): in place, the member `t` does not compute skipped, where that member's object
+/// is an object on both sides or on neither, and otherwise between the owned copies; with the
+/// committed one's copy when one was made.
+pub(super) fn target_differences(c: &Sent, r: &Value, t: Target) -> (Vec<Diff>, Option<Value>) {
+    let skip = roles::unowned(t, c.form);
+    let in_place =
+        skip.is_none_or(|(at, _)| roles::object_at(&c.record, at).is_some() == roles::object_at(r, at).is_some());
+    let mut d = Vec::new();
+    if in_place {
+        diff_skipping(&c.record, r, skip, "", LIMIT, &mut d);
+        (d, None)
+    } else {
+        let mine = roles::owned(t, c.form, &c.record);
+        diff(&mine, &roles::owned(t, c.form, r), "", LIMIT, &mut d);
+        (d, Some(mine))
+    }
 }
 
 /// The decode, output and element a difference's path names, when it is an output element's:

@@ -85,13 +85,27 @@ fn written_elements(c: &Value) -> u64 {
 fn allowance(c: &Value) -> usize {
     let bytes = 24u64
         .saturating_mul(written_elements(c))
-        .saturating_add(2 * c.to_string().len() as u64 + (1 << 20));
+        .saturating_add(2 * serialized_len(c) as u64 + (1 << 20));
     usize::try_from(bytes).unwrap_or(usize::MAX)
 }
 
 /// The digests of the written-out inputs of each record sent so far, per decode and input
 /// ([`recipe::write_expanded_digests`]).
 type Digests = Mutex<Vec<Vec<Vec<String>>>>;
+
+/// The length of a value's JSON (`to_string`), counted as serde_json writes it, never held.
+fn serialized_len(v: &Value) -> usize {
+    struct Count(usize);
+    impl std::fmt::Write for Count {
+        fn write_str(&mut self, s: &str) -> std::fmt::Result {
+            self.0 += s.len();
+            Ok(())
+        }
+    }
+    let mut n = Count(0);
+    let _ = std::fmt::Write::write_fmt(&mut n, format_args!("{v}"));
+    n.0
+}
 
 /// Writes each record's request, its recipes expanded as they are written, one record at a time,
 /// and notes each written-out input's digest in `sent`. Stops quietly when the implementation stops
@@ -160,13 +174,12 @@ fn read_line(r: &mut impl BufRead, cap: usize) -> Option<(Vec<u8>, bool)> {
 /// values ([`arrays::split`]).
 fn grade_scale_answer(c: &Sent, line: &[u8], sent: Option<&[Vec<String>]>) -> Graded {
     match arrays::split(line) {
-        Ok(split) => {
+        Ok(mut split) => {
             // Folded once, before each target's fields are picked out.
-            let mut r = split.skeleton.clone();
+            let mut r = std::mem::take(&mut split.skeleton);
             let written = fold(&c.record, &mut r, &split, sent);
             grade_value(c, &r, |t| {
-                let (mine, theirs) = (roles::owned(t, c.form, &c.record), roles::owned(t, c.form, &r));
-                scale_differences(&c.record, &mine, &theirs, &written)
+                scale_differences(&c.record, target_differences(c, &r, t).0, &written)
             })
         }
         Err(e) => not_json(c, &String::from_utf8_lossy(&line[..line.len().min(480)]), e),
@@ -183,13 +196,11 @@ struct Written<'a> {
     data: &'a [u8],
 }
 
-/// A target's fields of a scale answer (`theirs`, folded back into the record's form by [`fold`]:
-/// an input echo that is its recipe written out becomes the recipe, an output its digest) against
-/// the record's (`mine`), field by field; a tensor that differs is diffed element by element
-/// against the checker's, computed only then.
-fn scale_differences(record: &Value, mine: &Value, theirs: &Value, written: &[Written]) -> Vec<Diff> {
-    let mut d = Vec::new();
-    diff(mine, theirs, "", LIMIT, &mut d);
+/// A target's fields of a scale answer (folded back into the record's form by [`fold`]: an input
+/// echo that is its recipe written out becomes the recipe, an output its digest) against the
+/// record's, field by field (`d`, [`target_differences`]); a tensor that differs is diffed element
+/// by element against the checker's, computed only then.
+fn scale_differences(record: &Value, d: Vec<Diff>, written: &[Written]) -> Vec<Diff> {
     let differing: Vec<&Written> = written
         .iter()
         .filter(|w| d.iter().any(|x| under(&x.path, &w.path)))
