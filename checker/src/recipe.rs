@@ -89,6 +89,21 @@ impl Recipe {
         }
     }
 
+    /// [`Recipe::text`], pushed onto `out` (a narrow element formatted in place, not allocated).
+    pub fn push_text(&self, i: u64, out: &mut String) {
+        match self.base {
+            Base::Narrow(lo) => {
+                let v = lo + i128::from(self.offset(i));
+                // The same digits: an i64 formats faster than an i128.
+                let _ = match i64::try_from(v) {
+                    Ok(v) => write!(out, "{v}"),
+                    Err(_) => write!(out, "{v}"),
+                };
+            }
+            _ => out.push_str(&self.text(i)),
+        }
+    }
+
     /// The recipe as a record writes it.
     fn echo(&self) -> J {
         J::obj(vec![
@@ -346,6 +361,19 @@ pub fn echoes_data(recipe: &RecipeTensor, data: &[u8]) -> bool {
 /// computed: the written-out request is never held. A record that does not expand is an
 /// `InvalidData` error; any other error is the writer's.
 pub fn write_expanded(request: &Value, with_profiles: bool, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+    write_expanded_digests(request, with_profiles, w).map(|_| ())
+}
+
+/// [`write_expanded`], returning the SHA-256 (lowercase hex) of each written-out input's `data`
+/// array as written, per decode and input: what an answer that echoes its inputs holds, byte for
+/// byte, in their places (so the grader tells an echo by its digest, [`echoes_data`] being the
+/// same test element by element).
+pub fn write_expanded_digests(
+    request: &Value,
+    with_profiles: bool,
+    w: &mut dyn std::io::Write,
+) -> std::io::Result<Vec<Vec<String>>> {
+    let mut digests = Vec::new();
     let invalid = |e: String| std::io::Error::new(std::io::ErrorKind::InvalidData, e);
     let m = members(request, "", &["decodes", "graph", "id"], &["load", "profiles"]).map_err(invalid)?;
     let scale = is_scale(request);
@@ -357,6 +385,7 @@ pub fn write_expanded(request: &Value, with_profiles: bool, w: &mut dyn std::io:
         let inputs_field = at(&field, "inputs");
         let inputs = array(&dm["inputs"], &inputs_field).map_err(invalid)?;
         w.write_all(if i > 0 { b",{\"inputs\":[" } else { b"{\"inputs\":[" })?;
+        let mut these = Vec::new();
         for (k, t) in inputs.iter().enumerate() {
             if k > 0 {
                 w.write_all(b",")?;
@@ -366,21 +395,40 @@ pub fn write_expanded(request: &Value, with_profiles: bool, w: &mut dyn std::io:
                 continue;
             }
             let r = read_input(t, &format!("{inputs_field}[{k}]")).map_err(invalid)?;
-            w.write_all(b"{\"data\":[")?;
+            w.write_all(b"{\"data\":")?;
+            // Written and hashed in blocks: the written-out array is never held.
+            const BLOCK: usize = 1 << 16;
+            let (mut h, mut buf) = (Sha256::new(), String::with_capacity(BLOCK + 64));
+            buf.push('[');
             for n in 0..r.elements() {
-                let sep = if n > 0 { "," } else { "" };
-                write!(w, "{sep}\"{}\"", r.recipe.text(n))?;
+                if n > 0 {
+                    buf.push(',');
+                }
+                buf.push('"');
+                r.recipe.push_text(n, &mut buf);
+                buf.push('"');
+                if buf.len() >= BLOCK {
+                    w.write_all(buf.as_bytes())?;
+                    h.update(buf.as_bytes());
+                    buf.clear();
+                }
             }
-            write!(w, "],\"shape\":{}}}", serde_json::to_string(&shape_value(r.shape))?)?;
+            buf.push(']');
+            w.write_all(buf.as_bytes())?;
+            h.update(buf.as_bytes());
+            these.push(hex::encode(h.finalize()));
+            write!(w, ",\"shape\":{}}}", serde_json::to_string(&shape_value(r.shape))?)?;
         }
+        digests.push(these);
         write!(w, "],\"scalars\":{}}}", serde_json::to_string(&dm["scalars"])?)?;
     }
     let (graph, id) = (serde_json::to_string(&m["graph"])?, serde_json::to_string(&m["id"])?);
     write!(w, "],\"graph\":{graph},\"id\":{id}")?;
     match m.get("profiles") {
-        Some(p) if with_profiles => writeln!(w, ",\"profiles\":{}}}", serde_json::to_string(p)?),
-        _ => writeln!(w, "}}"),
+        Some(p) if with_profiles => writeln!(w, ",\"profiles\":{}}}", serde_json::to_string(p)?)?,
+        _ => writeln!(w, "}}")?,
     }
+    Ok(digests)
 }
 
 fn shape_j(shape: [u64; 3]) -> J {

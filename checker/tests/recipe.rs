@@ -25,6 +25,10 @@ fn elements(seed: &str, lo: &str, hi: &str, n: u64) -> Vec<String> {
         if let Ok(v) = s.parse::<i128>() {
             assert_eq!(t.recipe.value(i as u64), v);
         }
+        // `push_text` writes the same digits in place.
+        let mut pushed = String::from("x");
+        t.recipe.push_text(i as u64, &mut pushed);
+        assert_eq!(pushed, format!("x{s}"));
     }
     data
 }
@@ -486,11 +490,20 @@ fn write_expanded_writes_expand_as_one_line() {
     recipe::write_expanded(&request, false, &mut line).unwrap();
     // One canonical line: what serde_json writes of it, members sorted, no whitespace.
     let expanded: Value = serde_json::from_slice(&line).unwrap();
-    assert_eq!(String::from_utf8(line).unwrap(), format!("{expanded}\n"));
+    assert_eq!(String::from_utf8(line.clone()).unwrap(), format!("{expanded}\n"));
     assert_eq!(
         expanded["decodes"][1],
         json!({"inputs": [{"data": ["0"], "shape": ["1", "1", "1"]}], "scalars": ["7"]})
     );
+    // The digests of the inputs' `data` arrays as written, per decode and input.
+    let mut again = Vec::new();
+    let digests = recipe::write_expanded_digests(&request, false, &mut again).unwrap();
+    assert_eq!(again, line);
+    let sha = |d: &Value| hex::encode(Sha256::digest(d.to_string().as_bytes()));
+    let want: Vec<Vec<String>> = (0..2)
+        .map(|i| vec![sha(&expanded["decodes"][i]["inputs"][0]["data"])])
+        .collect();
+    assert_eq!(digests, want);
     // A record that does not expand is InvalidData, not a writer's error.
     let bad = json!({ "decodes": [{ "inputs": [{ "recipe": {}, "shape": ["1", "1", "1"] }], "scalars": [] }], "graph": "", "id": "x" });
     let e = recipe::write_expanded(&bad, false, &mut Vec::new()).unwrap_err();

@@ -4,8 +4,6 @@
 //! them.
 
 use serde_json::Value;
-use std::collections::BTreeSet;
-use std::io::Write;
 use std::ops::ControlFlow;
 
 /// One step of a path into a value.
@@ -23,13 +21,23 @@ pub type Visit<'v, 'a> = dyn FnMut(&[Step<'a>], Option<&'a Value>, Option<&'a Va
 /// lengths, values of different kinds) is one place. A member on one side only is a place with
 /// `None` on the other.
 pub fn walk<'a>(old: &'a Value, new: &'a Value, visit: &mut Visit<'_, 'a>) {
-    let _ = walk_from(&mut Vec::new(), old, new, visit);
+    let _ = walk_from(&mut Vec::new(), old, new, None, visit);
+}
+
+/// A member left out of a walk: the one named `.1` of the object at the keys `.0`.
+pub type Skip<'s> = (&'s [&'s str], &'s str);
+
+/// [`walk`], as if the member `skip` names were absent from both values (when the values at its
+/// object's path are objects on both sides, the walk of both with that member removed).
+pub fn walk_skipping<'a>(old: &'a Value, new: &'a Value, skip: Option<Skip>, visit: &mut Visit<'_, 'a>) {
+    let _ = walk_from(&mut Vec::new(), old, new, skip, visit);
 }
 
 fn walk_from<'a>(
     path: &mut Vec<Step<'a>>,
     old: &'a Value,
     new: &'a Value,
+    skip: Option<Skip>,
     visit: &mut Visit<'_, 'a>,
 ) -> ControlFlow<()> {
     if old == new {
@@ -37,11 +45,17 @@ fn walk_from<'a>(
     }
     match (old, new) {
         (Value::Object(a), Value::Object(b)) => {
-            let keys: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
-            for k in keys {
+            // The member skipped here, when this is its object.
+            let skipped = skip.filter(|(at, _)| {
+                at.len() == path.len() && path.iter().zip(at.iter()).all(|(s, k)| *s == Step::Key(k))
+            });
+            for k in union(a.keys(), b.keys()) {
+                if skipped.is_some_and(|(_, member)| k == member) {
+                    continue;
+                }
                 path.push(Step::Key(k));
                 let r = match (a.get(k), b.get(k)) {
-                    (Some(x), Some(y)) => walk_from(path, x, y, visit),
+                    (Some(x), Some(y)) => walk_from(path, x, y, skip, visit),
                     (x, y) => visit(path, x, y),
                 };
                 path.pop();
@@ -52,7 +66,7 @@ fn walk_from<'a>(
         (Value::Array(a), Value::Array(b)) if a.len() == b.len() => {
             for (i, (x, y)) in a.iter().zip(b).enumerate() {
                 path.push(Step::Index(i));
-                let r = walk_from(path, x, y, visit);
+                let r = walk_from(path, x, y, skip, visit);
                 path.pop();
                 r?;
             }
@@ -60,6 +74,24 @@ fn walk_from<'a>(
         }
         _ => visit(path, Some(old), Some(new)),
     }
+}
+
+/// The keys of two objects, each once, in order: a merge of their sorted keys.
+fn union<'a>(
+    a: impl Iterator<Item = &'a String>,
+    b: impl Iterator<Item = &'a String>,
+) -> impl Iterator<Item = &'a String> {
+    let (mut a, mut b) = (a.peekable(), b.peekable());
+    std::iter::from_fn(move || match (a.peek(), b.peek()) {
+        (Some(x), Some(y)) if x < y => a.next(),
+        (Some(x), Some(y)) if y < x => b.next(),
+        (Some(_), Some(_)) => {
+            b.next();
+            a.next()
+        }
+        (Some(_), None) => a.next(),
+        (None, _) => b.next(),
+    })
 }
 
 /// A path as the reports write it: `decodes[0].expect.outputs`; the empty path is `""`.
@@ -87,7 +119,7 @@ pub fn at<'a>(root: &'a Value, path: &[Step]) -> Option<&'a Value> {
 pub fn short(v: &Value) -> String {
     // Written only as far as shown: a value may be a tensor of millions of elements.
     let mut head = Head(Vec::new());
-    let _ = serde_json::to_writer(&mut head, v);
+    let _ = std::fmt::Write::write_fmt(&mut head, format_args!("{v}"));
     let s = String::from_utf8_lossy(&head.0);
     if s.len() > 120 {
         // Cut at a character boundary: a received value may hold any UTF-8.
@@ -106,18 +138,13 @@ impl Head {
     const KEEP: usize = 124;
 }
 
-impl Write for Head {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+impl std::fmt::Write for Head {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
         let room = Head::KEEP.saturating_sub(self.0.len());
         if room == 0 {
-            return Err(std::io::ErrorKind::WriteZero.into());
+            return Err(std::fmt::Error);
         }
-        let n = buf.len().min(room);
-        self.0.extend_from_slice(&buf[..n]);
-        Ok(n)
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.extend_from_slice(&s.as_bytes()[..s.len().min(room)]);
         Ok(())
     }
 }

@@ -193,6 +193,9 @@ fn main() -> ExitCode {
         Cmd::Check { tier } => xtask::check::run(&root, tier),
         Cmd::FuzzDiff { cases, start } => fuzz_diff::run(&root, cases, start),
         Cmd::Bench { runs } => bench::main(&root, usize::try_from(runs).unwrap_or(usize::MAX)),
+        Cmd::Grade(args) if !args.merge.is_empty() => {
+            xtask::grade::merge_main(xtask::grade::Merge::of(&args).expect("--merge"))
+        }
         Cmd::Grade(args) => match xtask::grade::Options::try_from(args) {
             Ok(o) => xtask::grade::main(&root, o),
             Err(e) => {

@@ -15,11 +15,15 @@
 //! unanswered (docs/protocol.md). A verdict over records some of which are not gradable is at
 //! best "conforms on the gradable subset", never "conforms".
 //!
+//! `--shard K/N` grades one of N disjoint parts of the selection ([`Shard`]) and `--merge` makes
+//! the whole grade's reports from every part's `--json` ([`merge`]).
+//!
 //! The grader is this module: `process` runs the implementation, `compare` grades one answer,
 //! `scale` streams the scale tier, `report` writes the verdicts and reports, `roles` says who
-//! computes what. Everything else in xtask reaches it through what this file exports.
+//! computes what, `merge` joins shards. Everything else in xtask reaches it through what this file exports.
 
 mod compare;
+mod merge;
 mod process;
 mod report;
 pub mod roles;
@@ -27,15 +31,17 @@ mod scale;
 
 use compare::*;
 pub use compare::{Diff, Graded, Outcome, Sent, diff, grade_lines, not_supported};
+pub use merge::{Merge, merge, merge_main};
 use process::*;
 pub use process::{Ending, command_line, run, run_capturing};
-pub use report::{Verdict, endings, failures, json_report, markdown, not_gradable_reasons, summary, verdicts};
+pub use report::{
+    Verdict, endings, failures, json_report, json_text, markdown, not_gradable_reasons, shard_report, summary, verdicts,
+};
 pub use roles::Role;
 pub use scale::grade_scale;
 use scale::*;
 
 use crate::arrays;
-use crate::check::strip;
 use crate::jsondiff::{self, short};
 use roles::{Grading, Target};
 use serde_json::{Map, Value, json};
@@ -46,7 +52,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use wai_checker::recipe;
 use wai_oracle::suite::{self, Form, SUITES};
@@ -73,6 +78,8 @@ pub struct Options {
     pub markdown: Option<PathBuf>,
     /// `--strict`: a not-gradable record fails the run's exit status like a failed one.
     pub strict: bool,
+    /// `--shard K/N`: only the selection's records that [`Shard::takes`].
+    pub shard: Option<Shard>,
 }
 
 impl Options {
@@ -89,7 +96,43 @@ impl Options {
             json: None,
             markdown: None,
             strict: false,
+            shard: None,
         }
+    }
+}
+
+/// `--shard K/N` (0 ≤ K < N): one of N disjoint parts of the selection, which together are the
+/// whole of it. The rule: number the records the selection sends from 0, files in path order
+/// ([`select`]) and each file's records in its line order (a record not sent, withheld from the
+/// role, is not numbered); record `i` is shard `i mod N`'s. Every shard is within one record of
+/// `1/N` of the selection, and of every file with at least `N` records sent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shard {
+    pub k: usize,
+    pub n: usize,
+}
+
+impl Shard {
+    /// `K/N` with `0 ≤ K < N`.
+    pub fn parse(s: &str) -> Result<Shard, String> {
+        let bad = || format!("{s:?} is not K/N with 0 ≤ K < N (the shards of N are 0/N … N-1/N)");
+        let (k, n) = s.split_once('/').ok_or_else(bad)?;
+        let (k, n): (usize, usize) = (
+            k.trim().parse().map_err(|_| bad())?,
+            n.trim().parse().map_err(|_| bad())?,
+        );
+        if k < n { Ok(Shard { k, n }) } else { Err(bad()) }
+    }
+
+    /// Whether the selection's record `i` (numbered by the rule of [`Shard`]) is this shard's.
+    pub fn takes(self, i: usize) -> bool {
+        i % self.n == self.k
+    }
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(f, "{}/{}", self.k, self.n)
     }
 }
 
@@ -100,8 +143,8 @@ pub struct GradeArgs {
     /// The implementation's command line, run by `sh -c` with `ops-conformance/` as its working
     /// directory; every word naming an existing file or directory relative to where you stand is
     /// made absolute first (`python3 fill.py` → `python3 /abs/fill.py`).
-    #[arg(long = "impl", value_name = "COMMAND", value_parser = non_blank)]
-    pub implementation: String,
+    #[arg(long = "impl", value_name = "COMMAND", value_parser = non_blank, required_unless_present = "merge")]
+    pub implementation: Option<String>,
     /// What the implementation is graded as (integer-operators §1): `operator` computes each
     /// decode and load steps 1–7, and is given the profiles; `certifier` computes `load`, `profiles`
     /// and the lowering records; `sink` the lowering records' graphs and load, and the jpegai scale
@@ -137,7 +180,29 @@ pub struct GradeArgs {
     /// Write the Markdown report (the operator × profile matrix) here.
     #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,
+    /// Grade only shard K of N (0 ≤ K < N) of the selected records: record i of the selection
+    /// (files in path order, records in file order) is shard i mod N's. Its `--json` report is
+    /// one of those `--merge` takes.
+    #[arg(long, value_name = "K/N", value_parser = Shard::parse)]
+    pub shard: Option<Shard>,
+    /// Grade nothing: merge the `--json` reports of every shard of one grade (`--shard K/N`, each
+    /// K once) into the reports an unsharded run writes (`--json`, `--markdown`, the summary and
+    /// the exit status).
+    #[arg(long, value_name = "REPORT.json", num_args = 1.., conflicts_with_all = MERGE_CONFLICTS)]
+    pub merge: Vec<PathBuf>,
 }
+
+/// The flags that say what to grade and how, which a merge takes from its shards' reports.
+const MERGE_CONFLICTS: [&str; 8] = [
+    "implementation",
+    "role",
+    "suites",
+    "only",
+    "profile",
+    "include_provisional",
+    "timeout",
+    "shard",
+];
 
 fn non_blank(s: &str) -> Result<String, String> {
     if s.trim().is_empty() {
@@ -169,6 +234,10 @@ impl TryFrom<GradeArgs> for Options {
 
     /// The options, or why a named suite has nothing the role computes.
     fn try_from(a: GradeArgs) -> Result<Options, String> {
+        if !a.merge.is_empty() {
+            return Err("--merge grades nothing: run it with `cargo xtask grade --merge`".into());
+        }
+        let implementation = a.implementation.ok_or("--impl COMMAND is required")?;
         let mut suites = a.suites;
         if suites.iter().any(|s| s == "all") {
             suites = SUITES.iter().map(|s| s.name.to_string()).collect();
@@ -186,7 +255,7 @@ impl TryFrom<GradeArgs> for Options {
             ));
         }
         Ok(Options {
-            implementation: a.implementation,
+            implementation,
             role: a.role,
             suites,
             only: a.only,
@@ -196,6 +265,7 @@ impl TryFrom<GradeArgs> for Options {
             json: a.json,
             markdown: a.markdown,
             strict: a.strict,
+            shard: a.shard,
         })
     }
 }
@@ -278,31 +348,168 @@ impl FileGrade {
     }
 }
 
-/// Grades every selected file.
+/// Grades every selected file (with `--shard`, only the shard's records of each).
 pub fn grade(tree: &Path, o: &Options) -> Result<Vec<FileGrade>, String> {
-    let mut out = Vec::new();
-    for file in select(tree, o) {
-        let text = std::fs::read_to_string(tree.join(&file.path)).map_err(|e| format!("{}: {e}", file.path))?;
-        let (committed, withheld) = committed_records(&text, &file, o)?;
-        let (records, ending, stderr) = if committed.is_empty() {
-            (vec![], Ending::Exited(0), vec![])
-        } else if file.suite == suite::SCALE.name {
-            grade_scale_capturing(tree, committed, o).map_err(|e| format!("{}: {e}", file.path))?
-        } else {
-            // Room for the answers: twice the committed bytes, and some.
-            grade_written(tree, &committed, 2 * text.len() + (1 << 20), o)?
-        };
-        if !records.is_empty() || !withheld.is_empty() {
-            out.push(FileGrade {
+    grade_covering(tree, o).map(|(grades, _)| grades)
+}
+
+/// A selected file as a shard's report names it: its path, the number of its records the
+/// selection sends (all shards together) and the SHA-256 of its committed bytes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Covered {
+    pub path: String,
+    pub sent: usize,
+    pub sha256: String,
+}
+
+/// [`grade`], with every selected file's [`Covered`], which a shard's report carries.
+///
+/// Three stages overlap, each on a thread of its own, so that the grader's work hides behind the
+/// implementation's runs (docs/bench.md, the grader's cost per record): the next files are read and
+/// their requests made while the implementation runs on this one, and the last file's answers are
+/// graded meanwhile. The implementation itself runs on one file at a time, in path order, as ever.
+pub fn grade_covering(tree: &Path, o: &Options) -> Result<(Vec<FileGrade>, Vec<Covered>), String> {
+    let selected = select(tree, o);
+    std::thread::scope(|scope| {
+        let (prepared, ready) = std::sync::mpsc::sync_channel(1);
+        scope.spawn(move || {
+            // The selection's records sent before each file's: the shard rule's numbering.
+            let mut before = 0;
+            for file in selected {
+                let p = prepare(tree, file, o, &mut before);
+                let failed = p.is_err();
+                if prepared.send(p).is_err() || failed {
+                    break;
+                }
+            }
+        });
+        let (answered, to_grade) = std::sync::mpsc::sync_channel::<Answered>(1);
+        let grader = scope.spawn(move || to_grade.into_iter().filter_map(Answered::graded).collect::<Vec<_>>());
+        let mut covered = Vec::new();
+        for p in ready {
+            let Prepared {
                 file,
-                records,
+                committed,
+                withheld,
+                requests,
+                cap,
+                covers,
+            } = p?;
+            covered.extend(covers);
+            let answered_now = if committed.is_empty() {
+                Answered::Graded(file, vec![], Ending::Exited(0), vec![], withheld)
+            } else if file.suite == suite::SCALE.name {
+                let (records, ending, stderr) =
+                    grade_scale_capturing(tree, committed, o).map_err(|e| format!("{}: {e}", file.path))?;
+                Answered::Graded(file, records, ending, stderr, withheld)
+            } else {
+                let (response, ending, stderr) = run_capturing(&o.implementation, tree, requests, o.timeout, cap);
+                Answered::Written {
+                    file,
+                    committed,
+                    response,
+                    ending,
+                    stderr,
+                    withheld,
+                }
+            };
+            if answered.send(answered_now).is_err() {
+                break;
+            }
+        }
+        drop(answered);
+        let out = grader.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+        Ok((out, covered))
+    })
+}
+
+/// A selected file read: the records sent (only the shard's, with `--shard`) and their requests
+/// when they are written out, and the records not sent.
+struct Prepared {
+    file: GradedFile,
+    committed: Vec<Sent>,
+    withheld: Vec<Withheld>,
+    requests: Vec<u8>,
+    /// The most answer bytes kept: twice the committed bytes, and some.
+    cap: usize,
+    /// The file as a shard's report names it, with `--shard`.
+    covers: Option<Covered>,
+}
+
+/// Reads a selected file; `before` is the number of the selection's records sent before it, and
+/// becomes the number sent up to its end.
+fn prepare(tree: &Path, file: GradedFile, o: &Options, before: &mut usize) -> Result<Prepared, String> {
+    let text = std::fs::read_to_string(tree.join(&file.path)).map_err(|e| format!("{}: {e}", file.path))?;
+    let (mut committed, withheld) = committed_records(&text, &file, o)?;
+    let mut covers = None;
+    if let Some(shard) = o.shard {
+        covers = Some(Covered {
+            path: file.path.clone(),
+            sent: committed.len(),
+            sha256: wai_oracle::bounds::certificate::sha256_hex(text.as_bytes()),
+        });
+        let mut i = *before;
+        committed.retain(|_| {
+            i += 1;
+            shard.takes(i - 1)
+        });
+        *before = i;
+    }
+    // A scale file's requests are expanded as the implementation reads them (`scale`).
+    let requests = if file.suite == suite::SCALE.name {
+        vec![]
+    } else {
+        committed.iter().map(Sent::request).collect::<String>().into_bytes()
+    };
+    Ok(Prepared {
+        file,
+        committed,
+        withheld,
+        requests,
+        cap: 2 * text.len() + (1 << 20),
+        covers,
+    })
+}
+
+/// A file the implementation has answered: graded already (a scale file is graded as its answers
+/// arrive), or its answers to grade.
+enum Answered {
+    Graded(GradedFile, Vec<Graded>, Ending, Vec<String>, Vec<Withheld>),
+    Written {
+        file: GradedFile,
+        committed: Vec<Sent>,
+        response: Vec<u8>,
+        ending: Ending,
+        stderr: Vec<String>,
+        withheld: Vec<Withheld>,
+    },
+}
+
+impl Answered {
+    /// The file's grade, unless it has neither a record sent nor one withheld.
+    fn graded(self) -> Option<FileGrade> {
+        let (file, records, ending, stderr, withheld) = match self {
+            Answered::Graded(file, records, ending, stderr, withheld) => (file, records, ending, stderr, withheld),
+            Answered::Written {
+                file,
+                committed,
+                response,
                 ending,
                 stderr,
                 withheld,
-            });
-        }
+            } => {
+                let records = grade_lines(&committed, &response, &ending);
+                (file, records, ending, stderr, withheld)
+            }
+        };
+        (!records.is_empty() || !withheld.is_empty()).then_some(FileGrade {
+            file,
+            records,
+            ending,
+            stderr,
+            withheld,
+        })
     }
-    Ok(out)
 }
 
 /// A file's committed records that the role computes something of (those of graph vectors only
@@ -310,7 +517,8 @@ pub fn grade(tree: &Path, o: &Options) -> Result<Vec<FileGrade>, String> {
 fn committed_records(text: &str, file: &GradedFile, o: &Options) -> Result<(Vec<Sent>, Vec<Withheld>), String> {
     let (mut sent, mut withheld) = (Vec::new(), Vec::new());
     for line in text.lines() {
-        let record: Value = serde_json::from_str(line).map_err(|e| format!("{}: {e}", file.path))?;
+        // `Value`'s `FromStr`: serde_json's own, optimized, parse (xtask builds unoptimized).
+        let record: Value = line.parse().map_err(|e| format!("{}: {e}", file.path))?;
         let form = Form::of(&record);
         if let Some(p) = &o.profile
             && form == Form::GraphVector
@@ -320,7 +528,7 @@ fn committed_records(text: &str, file: &GradedFile, o: &Options) -> Result<(Vec<
         {
             continue;
         }
-        let c = Sent::new(record, o.role);
+        let c = Sent::new(record, o.role).with_line(line);
         if c.how.targets.is_empty() {
             let why = if c.form == Form::GraphVector {
                 "refused at load step 8, the bounds pass: the certifier's (docs/assumptions.md G1)".to_string()
@@ -335,41 +543,39 @@ fn committed_records(text: &str, file: &GradedFile, o: &Options) -> Result<(Vec<
     Ok((sent, withheld))
 }
 
-/// Grades a file whose records are written out: every request at once, the answers kept up to `cap`
-/// bytes.
-fn grade_written(
-    tree: &Path,
-    committed: &[Sent],
-    cap: usize,
-    o: &Options,
-) -> Result<(Vec<Graded>, Ending, Vec<String>), String> {
-    let requests: Vec<u8> = committed
-        .iter()
-        .map(Sent::request)
-        .collect::<Result<String, _>>()?
-        .into_bytes();
-    let (response, ending, stderr) = run_capturing(&o.implementation, tree, requests, o.timeout, cap);
-    Ok((grade_lines(committed, &response, &ending), ending, stderr))
-}
-
 /// `cargo xtask grade`.
 pub fn main(root: &Path, o: Options) -> Result<(), String> {
     let tree = root.join("ops-conformance");
     let start = Instant::now();
-    let grades = grade(&tree, &o)?;
+    let (grades, covered) = grade_covering(&tree, &o)?;
     print!("{}", summary(&grades, &o));
     eprintln!(
         "grade: {} files in {:.1} s",
         grades.len(),
         start.elapsed().as_secs_f64()
     );
+    let report = match o.shard {
+        Some(_) => shard_report(&grades, &o, &covered),
+        None => json_report(&grades, &o),
+    };
+    write_reports(&grades, &o, &report)?;
+    exit_status(&grades, &o)
+}
+
+/// Writes the `--json` report (`report`) and the `--markdown` one where the options say.
+fn write_reports(grades: &[FileGrade], o: &Options, report: &Value) -> Result<(), String> {
     if let Some(p) = &o.json {
-        let text = serde_json::to_string_pretty(&json_report(&grades, &o)).map_err(|e| e.to_string())?;
-        std::fs::write(p, text).map_err(|e| format!("{}: {e}", p.display()))?;
+        std::fs::write(p, json_text(report)).map_err(|e| format!("{}: {e}", p.display()))?;
     }
     if let Some(p) = &o.markdown {
-        std::fs::write(p, markdown(&grades, &o)).map_err(|e| format!("{}: {e}", p.display()))?;
+        std::fs::write(p, markdown(grades, o)).map_err(|e| format!("{}: {e}", p.display()))?;
     }
+    Ok(())
+}
+
+/// The exit status: an error when a record failed or went unanswered (or, with `--strict`, was
+/// not gradable).
+fn exit_status(grades: &[FileGrade], o: &Options) -> Result<(), String> {
     // Not-gradable records are reported, not failures, unless `--strict`.
     let bad = |r: &Graded| r.outcome.is_bad() || (o.strict && matches!(r.outcome, Outcome::NotGradable(_)));
     if grades.iter().all(|g| !g.records.iter().any(bad)) {

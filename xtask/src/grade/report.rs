@@ -102,7 +102,11 @@ pub fn not_gradable_reasons(grades: &[FileGrade]) -> Vec<(String, usize)> {
 
 /// The terminal report.
 pub fn summary(grades: &[FileGrade], o: &Options) -> String {
-    let mut s = format!("{}\n\n", graded_as(o));
+    let mut s = format!("{}\n", graded_as(o));
+    if let Some(shard) = o.shard {
+        s.push_str(&format!("{}\n", shard_words(shard, grades)));
+    }
+    s.push('\n');
     s.push_str(&format!(
         "{:<52} {:>7} {:>7} {:>11} {:>13}\n",
         "file", "passed", "failed", "unanswered", "not gradable"
@@ -161,6 +165,16 @@ pub fn summary(grades: &[FileGrade], o: &Options) -> String {
         }
     }
     s
+}
+
+/// What a shard's reports are of.
+fn shard_words(shard: Shard, grades: &[FileGrade]) -> String {
+    let records: usize = grades.iter().map(|g| g.records.len()).sum();
+    format!(
+        "Shard {shard} of the selection (`--shard {shard}`): {records} records sent, the selection's record i being shard \
+         i mod {}'s; `cargo xtask grade --merge` makes the whole grade's reports from every shard's `--json`.",
+        shard.n
+    )
 }
 
 /// What the grade graded the implementation as, in words.
@@ -387,7 +401,10 @@ pub fn failures(grades: &[FileGrade]) -> Vec<String> {
         .collect()
 }
 
-/// The machine-readable report.
+/// The machine-readable report: the implementation and the selection it was graded on, every
+/// file's records (each with its outcome and the verdicts it counts in), the records not sent,
+/// and the verdicts. It holds everything the other reports are made of, so that `--merge` makes
+/// them again from shards' reports ([`super::merge`]).
 pub fn json_report(grades: &[FileGrade], o: &Options) -> Value {
     let files: Vec<Value> = grades
         .iter()
@@ -395,16 +412,26 @@ pub fn json_report(grades: &[FileGrade], o: &Options) -> Value {
             let records: Vec<Value> = g
                 .records
                 .iter()
-                .map(|r| match &r.outcome {
-                    Outcome::Passed => json!({ "id": r.id, "outcome": "passed" }),
-                    Outcome::Unanswered(why) => json!({ "id": r.id, "outcome": "unanswered", "why": why }),
-                    Outcome::NotGradable(why) => json!({ "id": r.id, "outcome": "not_gradable", "why": why }),
-                    Outcome::Failed(d) => json!({ "id": r.id, "outcome": "failed", "fields": d.iter().map(|d| json!({
-                        "path": d.path, "committed": d.committed, "received": d.received })).collect::<Vec<_>>() }),
+                .map(|r| {
+                    let mut v = match &r.outcome {
+                        Outcome::Passed => json!({ "id": r.id, "outcome": "passed" }),
+                        Outcome::Unanswered(why) => json!({ "id": r.id, "outcome": "unanswered", "why": why }),
+                        Outcome::NotGradable(why) => json!({ "id": r.id, "outcome": "not_gradable", "why": why }),
+                        Outcome::Failed(d) => json!({ "id": r.id, "outcome": "failed", "fields": d.iter().map(|d| json!({
+                            "path": d.path, "committed": d.committed, "received": d.received })).collect::<Vec<_>>() }),
+                    };
+                    let targets: Map<String, Value> = r.targets.iter().map(|(t, ok)| (t.name(), json!(ok))).collect();
+                    v["targets"] = Value::Object(targets);
+                    v
                 })
                 .collect();
-            json!({ "file": g.file.path, "suite": g.file.suite, "provisional": g.file.provisional,
-                    "ending": format!("{:?}", g.ending), "stderr": g.stderr, "records": records })
+            let withheld: Vec<Value> = g.withheld.iter().map(|(id, why)| json!({ "id": id, "why": why })).collect();
+            let mut file = json!({ "file": g.file.path, "suite": g.file.suite, "provisional": g.file.provisional,
+                    "ending": format!("{:?}", g.ending), "stderr": g.stderr, "records": records, "withheld": withheld });
+            if let Ending::NotStarted(e) = &g.ending {
+                file["not_started"] = json!(e);
+            }
+            file
         })
         .collect();
     let verdicts: Map<String, Value> = verdicts(grades, o)
@@ -417,7 +444,35 @@ pub fn json_report(grades: &[FileGrade], o: &Options) -> Value {
             )
         })
         .collect();
-    json!({ "implementation": o.implementation, "files": files, "verdicts": verdicts })
+    json!({ "implementation": o.implementation, "selection": selection(o), "files": files, "verdicts": verdicts })
+}
+
+/// What the options select, as the `--json` report says it: the role and the flags that narrow
+/// the records sent. A merge takes only shards of one selection.
+pub(super) fn selection(o: &Options) -> Value {
+    json!({ "role": o.role.name(), "suites": o.suites, "only": o.only, "profile": o.profile,
+            "include_provisional": o.include_provisional })
+}
+
+/// A shard's `--json` report (`--shard K/N`): [`json_report`] of its records, and which shard it is
+/// of how many, over which files: each selected file's path, the number of its records the
+/// selection sends (every shard's) and the SHA-256 of its committed bytes.
+pub fn shard_report(grades: &[FileGrade], o: &Options, covered: &[Covered]) -> Value {
+    let mut v = json_report(grades, o);
+    if let Some(s) = o.shard {
+        let files: Vec<Value> = covered
+            .iter()
+            .map(|c| json!({ "file": c.path, "sent": c.sent, "sha256": c.sha256 }))
+            .collect();
+        v["shard"] = json!({ "k": s.k, "n": s.n, "files": files,
+            "rule": "the selection's records sent are numbered from 0, files in path order and each file's records in line order; record i is shard i mod n's" });
+    }
+    v
+}
+
+/// A `--json` report's text, as written.
+pub fn json_text(report: &Value) -> String {
+    serde_json::to_string_pretty(report).expect("a JSON value serializes")
 }
 
 /// A graph-vector file's row of the operator matrix: its operator (`vectors/<op>.jsonl`,
@@ -452,12 +507,18 @@ pub fn markdown(grades: &[FileGrade], o: &Options) -> String {
         }
     }
     let mut s = format!(
-        "# Grade of `{}`\n\nGraded as {} (`--role {}`).\n\nOperator × profile: the vectors tagged with the profile \
-         that pass, out of those graded (`n/g`: not gradable, the implementation declined them; `—`: no vector, or \
-         none graded as an operator implementation):\n\n",
+        "# Grade of `{}`\n\nGraded as {} (`--role {}`).\n\n",
         o.implementation,
         role_words(o.role),
         o.role.name()
+    );
+    if let Some(shard) = o.shard {
+        s.push_str(&format!("{}\n\n", shard_words(shard, grades)));
+    }
+    s.push_str(
+        "Operator × profile: the vectors tagged with the profile that pass, out of those graded (`n/g`: not \
+         gradable, the implementation declined them; `—`: no vector, or none graded as an operator \
+         implementation):\n\n",
     );
     s.push_str("| operator | vectors | graded | acc32 | acc64 |\n|---|---|---|---|---|\n");
     let mut all = Verdict::default();

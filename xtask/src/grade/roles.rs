@@ -97,6 +97,16 @@ impl Target {
             Target::Suite(s) => format!("{s} suite"),
         }
     }
+
+    /// The target whose [`Target::name`] this is.
+    pub fn named(name: &str) -> Option<Target> {
+        let operators = crate::grade::PROFILES.into_iter().map(Target::Operator);
+        let suites = suite::SUITES.iter().map(|s| Target::Suite(s.name));
+        operators
+            .chain([Target::StageOperators, Target::Certifier, Target::Sink])
+            .chain(suites)
+            .find(|t| t.name() == name)
+    }
 }
 
 /// How a record is graded under a role: the targets it counts in, and whether the profiles are
@@ -160,24 +170,32 @@ pub fn refused_at_bounds(record: &Value) -> bool {
 /// certifier runs no decode; a sink need not write the certificate (§8.6).
 pub fn owned(target: Target, form: Form, record: &Value) -> Value {
     let mut v = record.clone();
-    let Some(o) = v.as_object_mut() else {
-        return v;
-    };
-    match (target, form) {
-        (Target::Operator(_), Form::GraphVector) => {
-            o.remove("profiles");
-        }
-        (Target::Certifier, Form::GraphVector) => {
-            o.remove("decodes");
-        }
-        (Target::Sink, Form::Lowering) => {
-            if let Some(e) = o.get_mut("expect").and_then(Value::as_object_mut) {
-                e.remove("certificate_sha256");
-            }
-        }
-        _ => {}
+    if let Some((at, member)) = unowned(target, form)
+        && let Some(o) = object_at_mut(&mut v, at)
+    {
+        o.remove(member);
     }
     v
+}
+
+/// The field `target` does not compute of a record of `form`, which [`owned`] removes: the member
+/// named `.1` of the object at the keys `.0`, when it is an object.
+pub fn unowned(target: Target, form: Form) -> Option<(&'static [&'static str], &'static str)> {
+    match (target, form) {
+        (Target::Operator(_), Form::GraphVector) => Some((&[], "profiles")),
+        (Target::Certifier, Form::GraphVector) => Some((&[], "decodes")),
+        (Target::Sink, Form::Lowering) => Some((&["expect"], "certificate_sha256")),
+        _ => None,
+    }
+}
+
+/// The object at the keys `at` of `v`.
+pub fn object_at<'v>(v: &'v Value, at: &[&str]) -> Option<&'v serde_json::Map<String, Value>> {
+    at.iter().try_fold(v, |v, k| v.get(k))?.as_object()
+}
+
+fn object_at_mut<'v>(v: &'v mut Value, at: &[&str]) -> Option<&'v mut serde_json::Map<String, Value>> {
+    at.iter().try_fold(v, |v, k| v.get_mut(k))?.as_object_mut()
 }
 
 #[cfg(test)]

@@ -21,21 +21,22 @@ pub(super) fn grade_scale_capturing(
     let committed = Arc::new(committed);
     let grades = Arc::new(Mutex::new(Vec::new()));
     let unexpanded = Arc::new(Mutex::new(None));
+    let sent = Arc::new(Mutex::new(Vec::new()));
     let (ending, stderr) = supervise(
         &o.implementation,
         tree,
         timeout,
         {
-            let (committed, unexpanded) = (committed.clone(), unexpanded.clone());
+            let (committed, unexpanded, sent) = (committed.clone(), unexpanded.clone(), sent.clone());
             move |stdin| {
-                if let Err(e) = write_expanded(&committed, stdin) {
+                if let Err(e) = write_expanded(&committed, stdin, &sent) {
                     *lock(&unexpanded) = Some(e);
                 }
             }
         },
         {
-            let (committed, grades) = (committed.clone(), grades.clone());
-            move |stdout| read_answers(&committed, stdout, &grades)
+            let (committed, grades, sent) = (committed.clone(), grades.clone(), sent.clone());
+            move |stdout| read_answers(&committed, stdout, &grades, &sent)
         },
     );
     if let Some(e) = lock(&unexpanded).take() {
@@ -84,19 +85,38 @@ fn written_elements(c: &Value) -> u64 {
 fn allowance(c: &Value) -> usize {
     let bytes = 24u64
         .saturating_mul(written_elements(c))
-        .saturating_add(2 * c.to_string().len() as u64 + (1 << 20));
+        .saturating_add(2 * serialized_len(c) as u64 + (1 << 20));
     usize::try_from(bytes).unwrap_or(usize::MAX)
 }
 
-/// Writes each record's request, its recipes expanded as they are written, one record at a time.
-/// Stops quietly when the implementation stops reading (its failure, graded as such); fails on a
-/// record that does not expand, a suite bug.
-fn write_expanded(committed: &[Sent], stdin: ChildStdin) -> Result<(), String> {
+/// The digests of the written-out inputs of each record sent so far, per decode and input
+/// ([`recipe::write_expanded_digests`]).
+type Digests = Mutex<Vec<Vec<Vec<String>>>>;
+
+/// The length of a value's JSON (`to_string`), counted as serde_json writes it, never held.
+fn serialized_len(v: &Value) -> usize {
+    struct Count(usize);
+    impl std::fmt::Write for Count {
+        fn write_str(&mut self, s: &str) -> std::fmt::Result {
+            self.0 += s.len();
+            Ok(())
+        }
+    }
+    let mut n = Count(0);
+    let _ = std::fmt::Write::write_fmt(&mut n, format_args!("{v}"));
+    n.0
+}
+
+/// Writes each record's request, its recipes expanded as they are written, one record at a time,
+/// and notes each written-out input's digest in `sent`. Stops quietly when the implementation stops
+/// reading (its failure, graded as such); fails on a record that does not expand, a suite bug.
+fn write_expanded(committed: &[Sent], stdin: ChildStdin, sent: &Digests) -> Result<(), String> {
     let mut w = BufWriter::new(stdin);
     for c in committed {
         // The stripped record's expansion: `write_expanded` drops the computed fields.
-        match recipe::write_expanded(&c.record, c.how.profiles_given, &mut w).and_then(|_| w.flush()) {
-            Ok(()) => {}
+        let written = recipe::write_expanded_digests(&c.record, c.how.profiles_given, &mut w);
+        match written.and_then(|d| w.flush().map(|_| d)) {
+            Ok(digests) => lock(sent).push(digests),
             Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
                 return Err(format!("record {}: {e}", record_id(&c.record)));
             }
@@ -108,15 +128,17 @@ fn write_expanded(committed: &[Sent], stdin: ChildStdin) -> Result<(), String> {
 
 /// Grades each answer line as it arrives, keeping only the grades; past the last record's answer,
 /// reads on and keeps nothing, so that the implementation never blocks on a full pipe.
-fn read_answers(committed: &[Sent], stdout: Pipe, grades: &Mutex<Vec<Graded>>) {
+fn read_answers(committed: &[Sent], stdout: Pipe, grades: &Mutex<Vec<Graded>>, sent: &Digests) {
     let mut stdout = BufReader::new(stdout);
-    for c in committed {
+    for (n, c) in committed.iter().enumerate() {
         let cap = allowance(&c.record);
         let Some((line, whole)) = read_line(&mut stdout, cap) else {
             return;
         };
         let g = if whole {
-            grade_scale_answer(c, &line)
+            // Its inputs' digests as sent, when its request is written whole by now.
+            let digests = lock(sent).get(n).cloned();
+            grade_scale_answer(c, &line, digests.as_deref())
         } else {
             let d = Diff {
                 path: "(line)".into(),
@@ -150,14 +172,14 @@ fn read_line(r: &mut impl BufRead, cap: usize) -> Option<(Vec<u8>, bool)> {
 
 /// Grades one scale answer as [`grade_answer`] does, its `data` arrays never parsed into JSON
 /// values ([`arrays::split`]).
-fn grade_scale_answer(c: &Sent, line: &[u8]) -> Graded {
+fn grade_scale_answer(c: &Sent, line: &[u8], sent: Option<&[Vec<String>]>) -> Graded {
     match arrays::split(line) {
-        Ok(split) => {
+        Ok(mut split) => {
             // Folded once, before each target's fields are picked out.
-            let mut r = split.skeleton.clone();
-            let written = fold(&c.record, &mut r, &split);
-            grade_value(c, &r, |mine, theirs| {
-                scale_differences(&c.record, mine, theirs, &written)
+            let mut r = std::mem::take(&mut split.skeleton);
+            let written = fold(&c.record, &mut r, &split, sent);
+            grade_value(c, &r, |t| {
+                scale_differences(&c.record, target_differences(c, &r, t).0, &written)
             })
         }
         Err(e) => not_json(c, &String::from_utf8_lossy(&line[..line.len().min(480)]), e),
@@ -174,13 +196,11 @@ struct Written<'a> {
     data: &'a [u8],
 }
 
-/// A target's fields of a scale answer (`theirs`, folded back into the record's form by [`fold`]:
-/// an input echo that is its recipe written out becomes the recipe, an output its digest) against
-/// the record's (`mine`), field by field; a tensor that differs is diffed element by element
-/// against the checker's, computed only then.
-fn scale_differences(record: &Value, mine: &Value, theirs: &Value, written: &[Written]) -> Vec<Diff> {
-    let mut d = Vec::new();
-    diff(mine, theirs, "", LIMIT, &mut d);
+/// A target's fields of a scale answer (folded back into the record's form by [`fold`]: an input
+/// echo that is its recipe written out becomes the recipe, an output its digest) against the
+/// record's, field by field (`d`, [`target_differences`]); a tensor that differs is diffed element
+/// by element against the checker's, computed only then.
+fn scale_differences(record: &Value, d: Vec<Diff>, written: &[Written]) -> Vec<Diff> {
     let differing: Vec<&Written> = written
         .iter()
         .filter(|w| d.iter().any(|x| under(&x.path, &w.path)))
@@ -199,8 +219,9 @@ fn under(path: &str, tensor: &str) -> bool {
 }
 
 /// Folds an answer's written-out tensors into the record's form in place; returns each folded
-/// tensor as written (an input echo only when it is not its recipe written out).
-fn fold<'a>(c: &Value, r: &mut Value, split: &arrays::Split<'a>) -> Vec<Written<'a>> {
+/// tensor as written (an input echo only when it is not its recipe written out). `sent` holds the
+/// digests of the inputs as the request wrote them out, when known.
+fn fold<'a>(c: &Value, r: &mut Value, split: &arrays::Split<'a>, sent: Option<&[Vec<String>]>) -> Vec<Written<'a>> {
     let mut written = Vec::new();
     let decodes = r.get_mut("decodes").and_then(Value::as_array_mut);
     for (i, d) in decodes.into_iter().flatten().enumerate() {
@@ -208,16 +229,19 @@ fn fold<'a>(c: &Value, r: &mut Value, split: &arrays::Split<'a>) -> Vec<Written<
         for (k, t) in inputs.into_iter().flatten().enumerate() {
             let recipe = &c["decodes"][i]["inputs"][k];
             let path = format!("decodes[{i}].inputs[{k}]");
-            if echoes(recipe, t, split) {
+            let digest = sent.and_then(|s| s.get(i)?.get(k)).map(String::as_str);
+            if echoes(recipe, t, split, digest) {
                 *t = recipe.clone();
-            } else if let Some(w) = compacted(t, split, path, format!("/decodes/{i}/inputs/{k}")) {
+            } else if let Some(w) = compacted(t, split, path, format!("/decodes/{i}/inputs/{k}"), None) {
                 written.push(w);
             }
         }
         let outputs = d.pointer_mut("/expect/outputs").and_then(Value::as_array_mut);
         for (k, t) in outputs.into_iter().flatten().enumerate() {
             let path = format!("decodes[{i}].expect.outputs[{k}]");
-            written.extend(compacted(t, split, path, format!("/decodes/{i}/expect/outputs/{k}")));
+            let pointer = format!("/decodes/{i}/expect/outputs/{k}");
+            let committed = c.pointer(&pointer);
+            written.extend(compacted(t, split, path, pointer, committed));
         }
     }
     written
@@ -242,12 +266,30 @@ fn tensor_parts<'a>(t: &Value, split: &arrays::Split<'a>) -> Result<([u64; 3], &
 }
 
 /// Replaces a written-out tensor by its digest form (or, when it is no tensor, by why) and returns
-/// it as written, when it is a tensor.
-fn compacted<'a>(t: &mut Value, split: &arrays::Split<'a>, path: String, pointer: String) -> Option<Written<'a>> {
+/// it as written, when it is a tensor. A tensor whose shape and `data` digest are those of the
+/// committed digest form (`committed`) is that form: the same bytes, whose digest form the gate
+/// holds to be the committed one (`cargo xtask check` refills the scale tier with the checker), so
+/// its elements are not read one by one.
+fn compacted<'a>(
+    t: &mut Value,
+    split: &arrays::Split<'a>,
+    path: String,
+    pointer: String,
+    committed: Option<&Value>,
+) -> Option<Written<'a>> {
     let parts = tensor_parts(t, split);
+    let committed_bytes = |shape: [u64; 3], data: &[u8]| {
+        let c = committed?;
+        let same_shape = c["shape"] == Value::Array(shape.iter().map(|d| Value::String(d.to_string())).collect());
+        let same = same_shape
+            && c["sha256"]
+                .as_str()
+                .is_some_and(|h| wai_oracle::bounds::certificate::sha256_hex(data) == h);
+        same.then(|| c.clone())
+    };
     let form = parts
         .clone()
-        .and_then(|(shape, data)| recipe::compact_data(shape, data))
+        .and_then(|(shape, data)| committed_bytes(shape, data).map_or_else(|| recipe::compact_data(shape, data), Ok))
         .unwrap_or_else(|e| Value::String(format!("not a tensor: {e}")));
     *t = form;
     let (shape, data) = parts.ok()?;
@@ -260,12 +302,16 @@ fn compacted<'a>(t: &mut Value, split: &arrays::Split<'a>, path: String, pointer
 }
 
 /// Whether a received input is the committed recipe written out, element by element (the
-/// expansion itself is never formed).
-fn echoes(recipe: &Value, received: &Value, split: &arrays::Split) -> bool {
+/// expansion itself is never formed): its `data` bytes are those the request wrote out when their
+/// digest (`sent`) is theirs, and otherwise are compared element by element.
+fn echoes(recipe: &Value, received: &Value, split: &arrays::Split, sent: Option<&str>) -> bool {
     let Ok(t) = recipe::RecipeTensor::read(recipe, "input") else {
         return false;
     };
-    matches!(tensor_parts(received, split), Ok((shape, data)) if shape == t.shape && recipe::echoes_data(&t, data))
+    let same = |data: &[u8]| {
+        sent.is_some_and(|d| wai_oracle::bounds::certificate::sha256_hex(data) == d) || recipe::echoes_data(&t, data)
+    };
+    matches!(tensor_parts(received, split), Ok((shape, data)) if shape == t.shape && same(data))
 }
 
 /// `d` with the differences in each differing tensor replaced by its first differing elements
