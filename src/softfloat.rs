@@ -446,23 +446,19 @@ fn normal32(x: u32) -> Option<(bool, i32, u64)> {
 }
 
 /// `s · 2^(field − 150)` rounded to 24 bits, to nearest even, packed; `None` when the result would
-/// not be normal (its exponent field, before or after rounding, outside 1..=254).
+/// not be normal (its exponent field, before or after rounding, outside 1..=254). `0 < s < 2^63`.
+/// Written without data-dependent branches: the rounding's cases are arithmetic on flags.
 fn round32(neg: bool, s: u64, field: i32) -> Option<u32> {
-    let n = 64 - s.leading_zeros() as i32;
-    // The biased exponent of the leading bit: s has n bits, so its leading bit is 2^(n − 1).
-    let mut lead = field + n - 24;
-    let mut q = if n <= 24 {
-        s << (24 - n)
-    } else {
-        let shift = (n - 24) as u32;
-        let (q, rem, half) = (s >> shift, s & ((1 << shift) - 1), 1u64 << (shift - 1));
-        q + u64::from(rem > half || (rem == half && q & 1 == 1))
-    };
-    if q == 1 << 24 {
-        q >>= 1;
-        lead += 1;
-    }
-    let before = field + n - 24;
+    let lz = s.leading_zeros();
+    // The biased exponent of the leading bit: s has 64 − lz bits, its leading bit 2^(63 − lz).
+    let before = field + (64 - lz as i32) - 24;
+    // The leading bit moved to bit 63 (exactly): 24 bits kept above 40 rounded off.
+    let t = s << lz;
+    let (q, rest, half) = (t >> 40, t & ((1 << 40) - 1), 1u64 << 39);
+    let q = q + u64::from((rest > half) | ((rest == half) & (q & 1 == 1)));
+    // Rounding up from 2^24 − 1 carries into a 25th bit: one more to the exponent.
+    let carry = (q >> 24) as u32;
+    let (q, lead) = (q >> carry, before + carry as i32);
     ((1..=254).contains(&before) && lead <= 254)
         .then(|| (u32::from(neg) << 31) | ((lead as u32) << 23) | (q as u32 & 0x7F_FFFF))
 }
@@ -474,25 +470,24 @@ fn mul32_normal(a: u32, b: u32) -> Option<u32> {
 }
 
 fn add32_normal(a: u32, b: u32) -> Option<u32> {
-    let ((na, ea, ma), (nb, eb, mb)) = (normal32(a)?, normal32(b)?);
-    let ((nx, ex, mx), (ny, ey, my)) = if ea >= eb {
-        ((na, ea, ma), (nb, eb, mb))
+    // The larger magnitude first: normals' patterns without the sign order as their magnitudes.
+    let (x, y) = if a & 0x7FFF_FFFF >= b & 0x7FFF_FFFF {
+        (a, b)
     } else {
-        ((nb, eb, mb), (na, ea, ma))
+        (b, a)
     };
-    // Aligned at the smaller exponent, exactly, while it fits 64 bits.
+    let ((nx, ex, mx), (ny, ey, my)) = (normal32(x)?, normal32(y)?);
+    // Aligned at the smaller exponent, exactly, while it fits 64 bits; then `x ≥ y`.
     let gap = (ex - ey) as u32;
     if gap > 38 {
         return None;
     }
-    let (x, y) = (mx << gap, my);
-    let (neg, s) = match (nx == ny, x.cmp(&y)) {
-        (true, _) => (nx, x + y),
-        (false, Ordering::Greater) => (nx, x - y),
-        (false, Ordering::Less) => (ny, y - x),
-        (false, Ordering::Equal) => return Some(0), // x − x = +0
-    };
-    round32(neg, s, ey)
+    let x = mx << gap;
+    let s = if nx == ny { x + my } else { x - my };
+    if s == 0 {
+        return Some(0); // x − x = +0
+    }
+    round32(nx, s, ey)
 }
 
 /// The two integral-rounding functions CIS-2 uses: `floor` (§6.2) and `f64::round` (§6.3).

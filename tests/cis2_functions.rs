@@ -3,7 +3,7 @@
 
 use wai_oracle::cis2::hard::Pinned;
 use wai_oracle::cis2::pinned::{cos_pinned, exp_pinned, ln_pinned, rsqrt, silu, sin_pinned, table_digest};
-use wai_oracle::cis2::reduce::dot_seq;
+use wai_oracle::cis2::reduce::{Matrix, dot_seq};
 use wai_oracle::cis2::rope::{inv_freq, inv_freq_digest};
 use wai_oracle::cis2::tokenizer::byte_to_unicode;
 use wai_oracle::cis2::{Arith, F32, F64, Soft};
@@ -126,6 +126,51 @@ fn software_and_hardware_agree_on_every_function() {
             }
         }
     });
+}
+
+#[test]
+fn tiled_matvecs_are_each_rows_dot_seq() {
+    // §5.2: y[o] = dot_seq(w[o, :], x), whatever the tiling, on ragged shapes (rows and columns
+    // not multiples of the 8 × 8 tile) and special patterns (±0, subnormals, ±∞, NaN).
+    let specials = [
+        0x0000u16, 0x8000, 0x0001, 0x807F, 0x7F80, 0xFF80, 0x7FC1, 0x3F80, 0xC2F7,
+    ];
+    let mut state = 0x2545_F491_4F6C_DD1Du64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let pinned = Pinned::new(2).expect("this host pins FTZ/DAZ");
+    for (rows, cols) in [(1, 1), (8, 8), (9, 17), (16, 64), (23, 40), (5, 3)] {
+        let mut bytes = Vec::new();
+        for _ in 0..rows * cols {
+            let r = next();
+            let w = if r % 5 == 0 {
+                specials[(r >> 8) as usize % specials.len()]
+            } else {
+                (r >> 16) as u16
+            };
+            bytes.extend(w.to_le_bytes());
+        }
+        let m = Matrix::new(rows, cols, &bytes);
+        let xs: Vec<Vec<F32>> = (0..3)
+            .map(|_| (0..cols).map(|_| F32((next() >> 32) as u32)).collect())
+            .collect();
+        let soft = Soft::host();
+        let fast = pinned.run(|hard| m.matvecs(hard, &xs));
+        for (p, x) in xs.iter().enumerate() {
+            let want: Vec<F32> = (0..rows).map(|o| dot_seq(&soft, &m.row(o), x).canonical()).collect();
+            let canonical = |y: &[F32]| y.iter().map(|v| v.canonical()).collect::<Vec<_>>();
+            assert_eq!(
+                canonical(&m.matvecs(&soft, &xs)[p]),
+                want,
+                "software, [{rows}, {cols}], x {p}"
+            );
+            assert_eq!(canonical(&fast[p]), want, "pinned hardware, [{rows}, {cols}], x {p}");
+        }
+    }
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! The binary32 (and the few binary64) operations CIS-2's functions are written in (§1), and
 //! their exact software implementation.
 
+use super::reduce::{self, BLOCK, Tile};
 use crate::softfloat::{BINARY32, BINARY64, Env, Integral, Tininess};
 use std::cmp::Ordering;
 
@@ -72,6 +73,15 @@ pub trait Arith: Sync {
     fn round64(&self, a: F64) -> F64;
     /// `a as i64`.
     fn to_i64(&self, a: F64) -> i64;
+
+    /// [`reduce::tile_steps`]: a matrix-vector product's inner steps, which a faster form may
+    /// take with the same roundings.
+    fn tile_steps(&self, tile: &Tile, c0: usize, width: usize, xs: &[Vec<F32>], acc: &mut [[F32; BLOCK]])
+    where
+        Self: Sized,
+    {
+        reduce::tile_steps(self, tile, c0, width, xs, acc)
+    }
 }
 
 /// The exact software binary32 under §1.3's FTZ/DAZ, with a tininess rule.

@@ -43,6 +43,11 @@ pub fn widen_bf16(b: u16) -> F32 {
     F32(u32::from(b) << 16)
 }
 
+/// [`widen_bf16`] of a pattern stored as safetensors stores it, little-endian.
+pub fn widen_bf16_le(b: [u8; 2]) -> F32 {
+    widen_bf16(u16::from_le_bytes(b))
+}
+
 /// One tensor's header entry.
 struct Entry {
     dtype: String,
@@ -140,7 +145,7 @@ impl<'a> SafeTensors<'a> {
         Ok(self
             .bytes(name, shape)?
             .chunks_exact(2)
-            .map(|b| widen_bf16(u16::from_le_bytes([b[0], b[1]])))
+            .map(|b| widen_bf16_le([b[0], b[1]]))
             .collect())
     }
 

@@ -6,6 +6,7 @@
 //! adversarial self-test before any CIS-2 arithmetic.
 
 use super::arith::{Arith, F32, F64};
+use super::reduce::{self, BLOCK, Tile};
 use std::hint::black_box;
 
 /// The host's arithmetic. Only [`Pinned::run`] hands one out, on a pinned thread.
@@ -193,5 +194,85 @@ impl Arith for Hard {
     }
     fn to_i64(&self, x: F64) -> i64 {
         d(x) as i64
+    }
+    /// x86-64: SSE2's four-lane `mulps` and `addps`, each lane the same binary32 operation as
+    /// `mulss` and `addss` under the same MXCSR, over the tile turned on its side.
+    #[cfg(target_arch = "x86_64")]
+    fn tile_steps(&self, tile: &Tile, c0: usize, width: usize, xs: &[Vec<F32>], acc: &mut [[F32; BLOCK]]) {
+        if width < BLOCK {
+            return reduce::tile_steps(self, tile, c0, width, xs, acc);
+        }
+        let columns = sse2::columns(tile);
+        for (acc, x) in acc.iter_mut().zip(xs) {
+            sse2::steps(&columns, &x[c0..c0 + BLOCK], acc);
+        }
+    }
+}
+
+/// [`Arith::tile_steps`] in SSE2 (every x86-64 has it): a tile's eight bf16 rows transposed
+/// into eight columns and widened, four rows a register.
+#[cfg(target_arch = "x86_64")]
+mod sse2 {
+    use super::{BLOCK, F32, Tile};
+    use std::arch::x86_64::*;
+
+    /// Column `c`'s rows 0–3 at `[2c]` and rows 4–7 at `[2c + 1]`, each widened (§4.1: the
+    /// pattern in a binary32's top half).
+    pub fn columns(tile: &Tile) -> [__m128; 2 * BLOCK] {
+        // SAFETY: SSE2 is part of x86-64; the loads are unaligned loads of 16-byte arrays.
+        unsafe {
+            let r: [__m128i; BLOCK] = std::array::from_fn(|i| _mm_loadu_si128(tile[i].as_ptr().cast()));
+            // The 8 × 8 transpose of 16-bit lanes in three rounds of interleaving.
+            let a = [
+                _mm_unpacklo_epi16(r[0], r[1]),
+                _mm_unpackhi_epi16(r[0], r[1]),
+                _mm_unpacklo_epi16(r[2], r[3]),
+                _mm_unpackhi_epi16(r[2], r[3]),
+                _mm_unpacklo_epi16(r[4], r[5]),
+                _mm_unpackhi_epi16(r[4], r[5]),
+                _mm_unpacklo_epi16(r[6], r[7]),
+                _mm_unpackhi_epi16(r[6], r[7]),
+            ];
+            let b = [
+                _mm_unpacklo_epi32(a[0], a[2]),
+                _mm_unpackhi_epi32(a[0], a[2]),
+                _mm_unpacklo_epi32(a[1], a[3]),
+                _mm_unpackhi_epi32(a[1], a[3]),
+                _mm_unpacklo_epi32(a[4], a[6]),
+                _mm_unpackhi_epi32(a[4], a[6]),
+                _mm_unpacklo_epi32(a[5], a[7]),
+                _mm_unpackhi_epi32(a[5], a[7]),
+            ];
+            let zero = _mm_setzero_si128();
+            let mut out = [_mm_setzero_ps(); 2 * BLOCK];
+            for c in 0..BLOCK {
+                // Columns 2k and 2k + 1 come from b[k] (rows 0–3) and b[k + 4] (rows 4–7).
+                let (lo, hi) = (b[c / 2], b[c / 2 + 4]);
+                let column = if c % 2 == 0 {
+                    _mm_unpacklo_epi64(lo, hi)
+                } else {
+                    _mm_unpackhi_epi64(lo, hi)
+                };
+                out[2 * c] = _mm_castsi128_ps(_mm_unpacklo_epi16(zero, column));
+                out[2 * c + 1] = _mm_castsi128_ps(_mm_unpackhi_epi16(zero, column));
+            }
+            out
+        }
+    }
+
+    /// `acc[r] ← acc[r] + column_c[r]·x[c]` for `c` in `0..BLOCK`, in order.
+    pub fn steps(columns: &[__m128; 2 * BLOCK], x: &[F32], acc: &mut [F32; BLOCK]) {
+        // SAFETY: SSE2 is part of x86-64; `acc` is eight binary32 patterns, loaded unaligned.
+        unsafe {
+            let p = acc.as_mut_ptr().cast::<f32>();
+            let (mut lo, mut hi) = (_mm_loadu_ps(p), _mm_loadu_ps(p.add(4)));
+            for (c, &xc) in x.iter().enumerate() {
+                let xc = _mm_set1_ps(f32::from_bits(xc.0));
+                lo = _mm_add_ps(lo, _mm_mul_ps(columns[2 * c], xc));
+                hi = _mm_add_ps(hi, _mm_mul_ps(columns[2 * c + 1], xc));
+            }
+            _mm_storeu_ps(p, lo);
+            _mm_storeu_ps(p.add(4), hi);
+        }
     }
 }
