@@ -373,7 +373,7 @@ fn run_cis2(args: &[String]) -> ExitCode {
     }
 }
 
-fn main() -> ExitCode {
+pub fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("fill") => run_fill(&args[1..]),

@@ -16,27 +16,24 @@ pub const GENERATOR: (&str, &str) = ("wai-generate", "wai-generate");
 
 /// Builds release binaries of the workspace into `target/` and returns the directory they are in.
 pub fn build(root: &Path, bins: &[(&str, &str)]) -> Result<PathBuf, String> {
-    build_into(root, &root.join("target"), bins, &[])
+    build_with(root, bins, &[])
 }
 
-/// The checker built with its `mutants` feature, in `target/mutants`: apart, so that the ordinary
-/// binary is never mutated.
+/// The checker built with its `mutants` feature: `wai-checker-mutants`, the same program under its
+/// own name, so that the ordinary binary is never mutated while the two share `target/`'s builds
+/// of every dependency.
 pub fn mutant_checker(root: &Path) -> Result<PathBuf, String> {
-    let dir = build_into(
-        root,
-        &root.join("target/mutants"),
-        &[("wai-checker", "wai-checker")],
-        &["mutants"],
-    )?;
-    Ok(dir.join("wai-checker"))
+    let dir = build_with(root, &[("wai-checker", "wai-checker-mutants")], &["mutants"])?;
+    Ok(dir.join("wai-checker-mutants"))
 }
 
-fn build_into(root: &Path, target: &Path, bins: &[(&str, &str)], features: &[&str]) -> Result<PathBuf, String> {
+fn build_with(root: &Path, bins: &[(&str, &str)], features: &[&str]) -> Result<PathBuf, String> {
+    let target = root.join("target");
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut cmd = Command::new(cargo);
     cmd.current_dir(root)
         .args(["build", "--release", "--quiet", "--target-dir"])
-        .arg(target);
+        .arg(&target);
     for (package, bin) in bins {
         cmd.args(["-p", package, "--bin", bin]);
     }

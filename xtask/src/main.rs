@@ -22,6 +22,7 @@
 mod bench;
 mod diff;
 mod faults;
+mod first_run;
 mod fuzz_diff;
 mod mutants;
 mod mutants_tool;
@@ -93,6 +94,10 @@ enum Cmd {
         /// Runs of each measurement.
         #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..))]
         runs: u64,
+        /// Also a newcomer's first run (a fresh clone, a cold build, the README's two commands:
+        /// about half an hour); without it, docs/bench.md keeps the section of the last such run.
+        #[arg(long)]
+        first_run: bool,
     },
     /// The mutation audit: every fault of the checker's catalogue over the whole tree; writes
     /// docs/mutation-audit.md.
@@ -192,7 +197,7 @@ fn main() -> ExitCode {
         Cmd::Coverage { args } => coverage(&root, &args),
         Cmd::Check { tier } => xtask::check::run(&root, tier),
         Cmd::FuzzDiff { cases, start } => fuzz_diff::run(&root, cases, start),
-        Cmd::Bench { runs } => bench::main(&root, usize::try_from(runs).unwrap_or(usize::MAX)),
+        Cmd::Bench { runs, first_run } => bench::main(&root, usize::try_from(runs).unwrap_or(usize::MAX), first_run),
         Cmd::Grade(args) if !args.merge.is_empty() => {
             xtask::grade::merge_main(xtask::grade::Merge::of(&args).expect("--merge"))
         }
