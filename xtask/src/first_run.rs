@@ -13,6 +13,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
+use std::io::Read;
 use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
@@ -68,17 +69,25 @@ fn cargo(clone: &Path, args: &[&str]) -> Command {
     cmd
 }
 
-/// Runs `cmd`, its output captured; its wall seconds and its standard output and error.
+/// Runs `cmd` with its standard output and error on one pipe, in the order written (`cargo test`
+/// names each test binary on one and reports it on the other); its wall seconds and that output.
 fn timed(mut cmd: Command, what: &str) -> Result<(f64, String), String> {
+    let failed = |e: std::io::Error| format!("{what}: {e}");
     let start = Instant::now();
-    let out = cmd.output().map_err(|e| format!("{what}: {e}"))?;
+    let (mut reader, writer) = std::io::pipe().map_err(failed)?;
+    let mut child = cmd
+        .stdout(writer.try_clone().map_err(failed)?)
+        .stderr(writer)
+        .spawn()
+        .map_err(failed)?;
+    // The command holds the pipe's only writers: the read ends when the process and its children do.
+    drop(cmd);
+    let mut bytes = Vec::new();
+    reader.read_to_end(&mut bytes).map_err(failed)?;
+    let status = child.wait().map_err(failed)?;
     let seconds = start.elapsed().as_secs_f64();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    if !out.status.success() {
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    if !status.success() {
         let tail: Vec<&str> = text.lines().rev().take(20).collect();
         let tail: Vec<&str> = tail.into_iter().rev().collect();
         return Err(format!("{what} failed:\n{}", tail.join("\n")));
@@ -92,11 +101,15 @@ fn units(clone: &Path) -> Vec<Unit> {
     let Ok(html) = std::fs::read_to_string(report) else {
         return Vec::new();
     };
-    let data = html
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("const UNIT_DATA = "))
-        .map(|l| l.trim_end_matches(';'));
-    let Some(Ok(serde_json::Value::Array(entries))) = data.map(serde_json::from_str) else {
+    // `const UNIT_DATA = [ … ];`, the array over many lines: read as the first JSON value there.
+    const START: &str = "const UNIT_DATA = ";
+    let data = html.find(START).map(|at| &html[at + START.len()..]);
+    let first = data.and_then(|d| {
+        serde_json::Deserializer::from_str(d)
+            .into_iter::<serde_json::Value>()
+            .next()
+    });
+    let Some(Ok(serde_json::Value::Array(entries))) = first else {
         return Vec::new();
     };
     entries
@@ -105,6 +118,7 @@ fn units(clone: &Path) -> Vec<Unit> {
             name: u["name"].as_str().unwrap_or("?").to_string(),
             seconds: u["duration"].as_f64().unwrap_or(0.0),
         })
+        .filter(|u| u.seconds > 0.0) // listed, but not compiled in this step
         .collect()
 }
 
@@ -308,4 +322,42 @@ fn section(steps: &[Step], binaries: &[(String, f64)], head: &str, target_bytes:
         writeln!(md, "| {name} | {s:.1} |").ok();
     }
     md
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_timings_reports_units_are_read() {
+        let dir = std::env::temp_dir().join(format!("first-run-units-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("target/cargo-timings")).unwrap();
+        let html = "<script>\nconst UNIT_DATA = [\n  {\n    \"name\": \"serde\",\n    \"duration\": 2.5\n  },\n  {\"name\": \"fresh\", \"duration\": 0.0}\n];\nconst CONCURRENCY_DATA = [];\n";
+        std::fs::write(dir.join("target/cargo-timings/cargo-timing.html"), html).unwrap();
+        let units = units(&dir);
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(units.len(), 1, "the unit not compiled is left out");
+        assert_eq!((units[0].name.as_str(), units[0].seconds), ("serde", 2.5));
+    }
+
+    #[test]
+    fn each_test_binary_is_paired_with_its_report() {
+        let output = "   Compiling x v0.1.0\n     Running unittests src/lib.rs (target/debug/deps/x-1)\n\nrunning 2 tests\ntest result: ok. 2 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 1.25s\n\n     Running tests/gate.rs (target/debug/deps/gate-2)\ntest result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 30.00s\n   Doc-tests x\ntest result: ok. 0 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s\n";
+        assert_eq!(
+            test_binaries(output),
+            [
+                ("unittests src/lib.rs".to_string(), 1.25),
+                ("tests/gate.rs".to_string(), 30.0),
+                ("doc-tests x".to_string(), 0.0)
+            ]
+        );
+    }
+
+    #[test]
+    fn standard_output_and_error_arrive_in_the_order_written() {
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", "echo one; echo two >&2; echo three"]);
+        let (_, text) = timed(cmd, "sh").unwrap();
+        assert_eq!(text, "one\ntwo\nthree\n");
+    }
 }
