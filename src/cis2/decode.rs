@@ -170,7 +170,7 @@ impl Model<'_> {
                 k.chunks_mut(hd).for_each(|head| rope::rotate(a, head, cos, sin));
                 cache.k[l].push(k);
                 cache.v[l].push(v);
-                attns.push(self.attend(a, &q, &cache.k[l], &cache.v[l], hd, group, scale));
+                attns.push(attend(a, &q, &cache.k[l], &cache.v[l], hd, group, scale));
             }
             residual(&mut hs, &layer.o, &attns);
             let ln2: Vec<_> = hs.iter().map(|h| rmsnorm(a, h, &layer.post_norm, c.eps)).collect();
@@ -188,37 +188,35 @@ impl Model<'_> {
             self.lm_head.as_ref().unwrap_or(&self.embed).matvec(a, &hn)
         })
     }
+}
 
-    /// §9.2–§9.4 for one position: each query head over its KV head's cached keys and values.
-    #[allow(clippy::too_many_arguments)]
-    fn attend(
-        &self,
-        a: &impl Arith,
-        q: &[F32],
-        keys: &[Vec<F32>],
-        values: &[Vec<F32>],
-        hd: usize,
-        group: usize,
-        scale: F32,
-    ) -> Vec<F32> {
-        let mut attn = Vec::with_capacity(q.len());
-        for (qh, q_head) in q.chunks(hd).enumerate() {
-            let kv = (qh / group) * hd..(qh / group + 1) * hd;
-            let mut scores: Vec<F32> = keys
+/// §9.2–§9.4 for one position: each query head over its KV head's cached keys and values.
+fn attend(
+    a: &impl Arith,
+    q: &[F32],
+    keys: &[Vec<F32>],
+    values: &[Vec<F32>],
+    hd: usize,
+    group: usize,
+    scale: F32,
+) -> Vec<F32> {
+    let mut attn = Vec::with_capacity(q.len());
+    for (qh, q_head) in q.chunks(hd).enumerate() {
+        let kv = (qh / group) * hd..(qh / group + 1) * hd;
+        let mut scores: Vec<F32> = keys
+            .iter()
+            .map(|kj| a.mul(dot_seq(a, q_head, &kj[kv.clone()]), scale))
+            .collect();
+        softmax(a, &mut scores);
+        for d in kv {
+            let acc = scores
                 .iter()
-                .map(|kj| a.mul(dot_seq(a, q_head, &kj[kv.clone()]), scale))
-                .collect();
-            softmax(a, &mut scores);
-            for d in kv {
-                let acc = scores
-                    .iter()
-                    .zip(values)
-                    .fold(F32::ZERO, |acc, (&s, vj)| a.add(acc, a.mul(s, vj[d])));
-                attn.push(acc);
-            }
+                .zip(values)
+                .fold(F32::ZERO, |acc, (&s, vj)| a.add(acc, a.mul(s, vj[d])));
+            attn.push(acc);
         }
-        attn
     }
+    attn
 }
 
 /// The three files, as bytes.

@@ -139,6 +139,17 @@ mod tests {
         }
     }
 
+    /// `a[k]·b[k]` for `k` in `0..n`.
+    fn contiguous(n: usize) -> Run {
+        Run {
+            a0: 0,
+            da: 1,
+            b0: 0,
+            db: 1,
+            n,
+        }
+    }
+
     #[test]
     fn small_sums_are_the_integer_sums() {
         // 3·(−4) + (−5)·6 + 7·8 = −12 − 30 + 56 = 14.
@@ -146,21 +157,7 @@ mod tests {
         let x = tensor([-4, 6, 8].map(BigInt::from).to_vec());
         for form in [Form::Checked, Form::Big] {
             let (a, b) = (Operand::weights(&w), Operand::tensor(&x, form));
-            assert_eq!(
-                dot(
-                    &a,
-                    &b,
-                    [Run {
-                        a0: 0,
-                        da: 1,
-                        b0: 0,
-                        db: 1,
-                        n: 3
-                    }]
-                    .into_iter()
-                ),
-                BigInt::from(14)
-            );
+            assert_eq!(dot(&a, &b, [contiguous(3)].into_iter()), BigInt::from(14));
             assert_eq!(dot(&a, &b, std::iter::empty()), BigInt::ZERO);
         }
         // Strided: a[1]·b[0] + a[3]·b[3] + a[5]·b[6] = 2·10 + 4·40 + 6·70 = 600.
@@ -192,18 +189,7 @@ mod tests {
         let w = [i64::MAX, i64::MAX, i64::MAX, -i64::MAX, -i64::MAX];
         let x = tensor(vec![BigInt::from(i64::MIN); 5]);
         let b = Operand::tensor(&x, Form::Checked);
-        let sum = dot(
-            &Operand::weights(&w),
-            &b,
-            [Run {
-                a0: 0,
-                da: 1,
-                b0: 0,
-                db: 1,
-                n: 5,
-            }]
-            .into_iter(),
-        );
+        let sum = dot(&Operand::weights(&w), &b, [contiguous(5)].into_iter());
         assert_eq!(sum, term);
     }
 

@@ -3,16 +3,14 @@
 //! without its run bit are told in words, and a report that stops listing says how much it left
 //! out.
 
+mod common;
+
+use common::{checker, root};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::OnceLock;
 use std::time::Duration;
 use xtask::grade::{self, Ending, FileGrade, GradedFile, Options, Outcome};
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
-}
 
 fn options(implementation: &str) -> Options {
     Options {
@@ -20,18 +18,6 @@ fn options(implementation: &str) -> Options {
         only: vec!["coded".into()],
         ..Options::new(implementation)
     }
-}
-
-/// `wai-checker`, built in release.
-fn checker() -> PathBuf {
-    static CHECKER: OnceLock<PathBuf> = OnceLock::new();
-    CHECKER
-        .get_or_init(|| {
-            xtask::build(&root(), &[("wai-checker", "wai-checker")])
-                .unwrap()
-                .join("wai-checker")
-        })
-        .clone()
 }
 
 /// A directory of this test's own, holding `rel/`.

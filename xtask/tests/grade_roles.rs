@@ -2,22 +2,15 @@
 //! records it computes something of and graded on its own fields only, so an operator
 //! implementation needs no certifier and a certifier runs no decode.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use common::{checker, root};
+use std::path::PathBuf;
 use std::process::Command;
 use xtask::grade::{self, Options, Outcome, Role};
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
-}
-
 fn tree() -> PathBuf {
     root().join("ops-conformance")
-}
-
-fn checker() -> PathBuf {
-    xtask::build(&root(), &[("wai-checker", "wai-checker")])
-        .unwrap()
-        .join("wai-checker")
 }
 
 /// The checker's fill with the answer's lines passed through a Python expression `edit` on the

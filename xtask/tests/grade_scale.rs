@@ -2,17 +2,15 @@
 //! sees a request, written-out answers folded back to digests, an output that differs reported
 //! element by element against the checker's expected tensor, and a declined record not gradable.
 
+mod common;
+
+use common::{checker, root};
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::path::PathBuf;
 use std::time::Duration;
 use wai_oracle::suite::SCALE;
 use xtask::grade::{self, Diff, Options, Outcome};
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
-}
 
 fn tree() -> PathBuf {
     root().join("ops-conformance")
@@ -20,13 +18,7 @@ fn tree() -> PathBuf {
 
 /// `wai-checker fill`, built in release.
 fn fill() -> String {
-    static CHECKER: OnceLock<PathBuf> = OnceLock::new();
-    let checker = CHECKER.get_or_init(|| {
-        xtask::build(&root(), &[("wai-checker", "wai-checker")])
-            .unwrap()
-            .join("wai-checker")
-    });
-    format!("{} fill", checker.display())
+    format!("{} fill", checker().display())
 }
 
 /// The scale suite, `only` its smallest files.

@@ -2,23 +2,15 @@
 //! into shards and merged is the unsharded grade, byte for byte, and a merge that lacks a shard or
 //! holds one twice names it.
 
-use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
-use xtask::grade::{self, Merge, Options};
+mod common;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
-}
+use common::{checker, root};
+use std::path::{Path, PathBuf};
+use xtask::grade::{self, Merge, Options};
 
 /// `wai-checker fill`, built in release.
 fn fill() -> String {
-    static CHECKER: OnceLock<PathBuf> = OnceLock::new();
-    let checker = CHECKER.get_or_init(|| {
-        xtask::build(&root(), &[("wai-checker", "wai-checker")])
-            .unwrap()
-            .join("wai-checker")
-    });
-    format!("{} fill", checker.display())
+    format!("{} fill", checker().display())
 }
 
 /// A directory of this test's own.
