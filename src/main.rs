@@ -6,6 +6,7 @@ use std::io::{self, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use wai_oracle::bounds::{Certified, admissible::admissible, certificate, profile::Profile};
+use wai_oracle::files::{self, Pending};
 use wai_oracle::whg1;
 
 #[derive(Parser)]
@@ -203,13 +204,18 @@ fn fill(
         )),
         None => Box::new(io::stdin().lock()),
     };
-    let writer: Box<dyn io::Write> = match &output {
-        Some(p) => Box::new(BufWriter::new(
-            File::create(p).map_err(|e| format!("{}: {e}", p.display()))?,
-        )),
-        None => Box::new(BufWriter::new(io::stdout().lock())),
+    let bad = match &output {
+        Some(p) => {
+            let fail = |e: io::Error| format!("{}: {e}", p.display());
+            let mut file = Pending::create(p).map_err(fail)?;
+            let bad = wai_oracle::fill::stream(reader, &mut file, io::stderr().lock(), each).map_err(fail)?;
+            file.commit().map_err(fail)?;
+            bad
+        }
+        None => wai_oracle::fill::stream(reader, BufWriter::new(io::stdout().lock()), io::stderr().lock(), each)
+            .map_err(|e| e.to_string())?,
     };
-    match wai_oracle::fill::stream(reader, writer, io::stderr().lock(), each).map_err(|e| e.to_string())? {
+    match bad {
         0 => Ok(()),
         bad => Err(format!("fill: {bad} bad lines")),
     }
@@ -316,11 +322,11 @@ fn lower(
     std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
     for (role, bytes) in &outcome.graphs {
         let path = out.join(format!("{role}.whg1"));
-        std::fs::write(&path, bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+        files::write(&path, bytes).map_err(|e| format!("{}: {e}", path.display()))?;
     }
     if let Some(cert) = &outcome.certificate {
         let path = out.join("certificate.json");
-        std::fs::write(&path, cert).map_err(|e| format!("{}: {e}", path.display()))?;
+        files::write(&path, cert).map_err(|e| format!("{}: {e}", path.display()))?;
     }
     match outcome.load {
         Ok(()) => {

@@ -149,3 +149,33 @@ fn the_binary_fills_stdin_and_exits_non_zero_on_a_bad_line() {
     assert!(!bad.status.success());
     assert!(String::from_utf8(bad.stderr).unwrap().contains("line 2: not JSON"));
 }
+
+/// Every line through `stream_capped` with a cap of 8 bytes, echoed: the good lines and the errors.
+fn echo_capped(input: &[u8]) -> (String, String) {
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    wai_oracle::fill::stream_capped(input, &mut out, &mut err, 8, |l| Ok(format!("{l}\n"))).unwrap();
+    (String::from_utf8(out).unwrap(), String::from_utf8(err).unwrap())
+}
+
+#[test]
+fn a_line_past_the_cap_is_refused_and_the_stream_goes_on() {
+    // Exactly 8 bytes is a line; 9 is not, nor is 10 MB; the lines after each are read as usual,
+    // and a carriage return before the line feed is not part of the line.
+    let long = "x".repeat(10 << 20);
+    let input = format!("12345678\n123456789\nabc\n{long}\nlast\r\n12345678");
+    let (out, err) = echo_capped(input.as_bytes());
+    assert_eq!(out, "12345678\nabc\nlast\n12345678\n");
+    assert_eq!(err, "line 2: longer than 8 bytes\nline 4: longer than 8 bytes\n");
+    // A last line past the cap, without a line feed, is refused too; a non-UTF-8 line is still bad.
+    let (out, err) = echo_capped(b"\xff\n123456789");
+    assert_eq!(out, "");
+    assert_eq!(err, "line 1: not JSON: not UTF-8\nline 2: longer than 8 bytes\n");
+}
+
+#[test]
+fn the_cap_holds_the_largest_legal_tensor_written_out() {
+    // 2^26 elements (§3) of the widest written integer, `"-9223372036854775808",` (23 bytes).
+    let widest = "\"-9223372036854775808\",".len();
+    assert_eq!(widest, 23);
+    assert!(wai_oracle::fill::MAX_LINE >= widest << 26);
+}

@@ -10,6 +10,7 @@ use crate::run::{Given, Outcome, Sequence};
 use crate::whg1::Kind;
 use crate::whg1::load;
 use serde_json::Value;
+use std::io::{BufRead, Write};
 
 /// A decode's data inputs as the request gives them.
 pub(crate) enum Inputs {
@@ -242,11 +243,24 @@ pub fn fill_line(line: &str) -> Result<String, LineError> {
 /// `err` as `line N: <field>: <what is wrong>`. Every line ends with a line feed; a last line without
 /// one is read as well.
 pub fn fill(input: &[u8], out: &mut String, err: &mut dyn FnMut(String)) -> usize {
-    crate::request::fill_lines(input, out, err, &|line| {
-        fault!("crash-on-stage", (), crash_on(line, "\"op\""));
-        fault!("hang-on-cis2", (), hang_on(line, "\"fn\""));
-        fault!("garbage-on-dequant", fill_line(line), garbage_on(line, "\"buffers\""))
-    })
+    crate::request::fill_bytes(input, out, err, &fill_one)
+}
+
+/// [`fill`], streaming: each filled line is written as it is made, and lines are read up to
+/// [`crate::request::MAX_LINE`] bytes.
+pub fn fill_stream(
+    input: &mut dyn BufRead,
+    out: &mut dyn Write,
+    err: &mut dyn FnMut(String),
+) -> std::io::Result<usize> {
+    crate::request::fill_lines(input, out, err, crate::request::MAX_LINE, &fill_one)
+}
+
+/// One line, through the implementation faults of `--features mutants`.
+fn fill_one(line: &str) -> Result<String, LineError> {
+    fault!("crash-on-stage", (), crash_on(line, "\"op\""));
+    fault!("hang-on-cis2", (), hang_on(line, "\"fn\""));
+    fault!("garbage-on-dequant", fill_line(line), garbage_on(line, "\"buffers\""))
 }
 
 /// `crash-on-stage`: the process exits at a line holding `key` (a stage request's).

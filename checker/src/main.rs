@@ -27,7 +27,7 @@
 //! `dequant fill` fills DetessDequant records only; it checks the floating-point environment first
 //! and refuses to run (exit 2) when it is not the one the contract needs.
 
-use std::io::{Read, Write};
+use std::io::{BufRead, Write};
 use std::path::Path;
 use std::process::ExitCode;
 use wai_checker::bounds::Profile;
@@ -76,8 +76,8 @@ fn opt<'a>(opts: &'a [(String, String)], name: &str) -> Option<&'a str> {
     opts.iter().rev().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
 }
 
-/// The filler a fill command uses on the whole input.
-type Filler = fn(&[u8], &mut String, &mut dyn FnMut(String)) -> usize;
+/// The filler a fill command streams its input through.
+type Filler = fn(&mut dyn BufRead, &mut dyn Write, &mut dyn FnMut(String)) -> std::io::Result<usize>;
 
 fn run_fill(args: &[String]) -> ExitCode {
     let Some((opts, pos)) = options(args, &["in", "out", "tree"]) else {
@@ -88,7 +88,7 @@ fn run_fill(args: &[String]) -> ExitCode {
     }
     // CIS-2 decode records name model folders relative to --tree (docs/protocol.md).
     cis2::fill::set_tree(opt(&opts, "tree").map(std::path::PathBuf::from));
-    fill_with(&opts, fill::fill)
+    fill_with(&opts, fill::fill_stream)
 }
 
 /// `dequant fill`: DetessDequant records only, after the environment check.
@@ -106,29 +106,52 @@ fn run_dequant(args: &[String]) -> ExitCode {
         eprintln!("wai-checker: dequant fill: {e}");
         return ExitCode::from(2);
     }
-    fill_with(&opts, dequant::fill::fill)
+    fill_with(&opts, dequant::fill::fill_stream)
+}
+
+/// Writes `path` whole or not at all: `write` fills a temporary file beside it, which then takes
+/// its place (a run killed midway leaves the old file).
+fn write_whole<T>(path: &Path, write: impl FnOnce(&mut dyn Write) -> std::io::Result<T>) -> std::io::Result<T> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let fail = |e: std::io::Error| std::io::Error::new(e.kind(), format!("{}: {e}", path.display()));
+    let mut file = std::io::BufWriter::new(tempfile::NamedTempFile::new_in(dir).map_err(fail)?);
+    let made = write(&mut file).map_err(fail)?;
+    let file = file.into_inner().map_err(|e| fail(e.into_error()))?;
+    std::fs::set_permissions(file.path(), std::os::unix::fs::PermissionsExt::from_mode(0o644)).map_err(fail)?;
+    file.persist(path).map_err(|e| fail(e.error))?;
+    Ok(made)
 }
 
 fn fill_with(opts: &[(String, String)], filler: Filler) -> ExitCode {
-    let mut input = Vec::new();
-    let read = match opt(opts, "in") {
-        Some(path) => std::fs::read(path).map(|s| input = s),
-        None => std::io::stdin().read_to_end(&mut input).map(|_| ()),
+    let mut input: Box<dyn BufRead> = match opt(opts, "in") {
+        Some(path) => match std::fs::File::open(path) {
+            Ok(f) => Box::new(std::io::BufReader::new(f)),
+            Err(e) => {
+                eprintln!("wai-checker: fill: cannot read the requests: {path}: {e}");
+                return ExitCode::from(2);
+            }
+        },
+        None => Box::new(std::io::stdin().lock()),
     };
-    if let Err(e) = read {
-        eprintln!("wai-checker: fill: cannot read the requests: {e}");
-        return ExitCode::from(2);
-    }
-    let mut out = String::new();
-    let bad = filler(&input, &mut out, &mut |m| eprintln!("{m}"));
-    let written = match opt(opts, "out") {
-        Some(path) => std::fs::write(path, out.as_bytes()),
-        None => std::io::stdout().lock().write_all(out.as_bytes()),
+    let report = &mut |m: String| eprintln!("{m}");
+    let filled = match opt(opts, "out") {
+        Some(path) => write_whole(Path::new(path), |out| filler(&mut input, out, report)),
+        None => filler(
+            &mut input,
+            &mut std::io::BufWriter::new(std::io::stdout().lock()),
+            report,
+        ),
     };
-    if let Err(e) = written {
-        eprintln!("wai-checker: fill: cannot write: {e}");
-        return ExitCode::from(2);
-    }
+    let bad = match filled {
+        Ok(bad) => bad,
+        Err(e) => {
+            eprintln!("wai-checker: fill: {e}");
+            return ExitCode::from(2);
+        }
+    };
     if bad > 0 {
         eprintln!("wai-checker: fill: {bad} bad lines");
         return ExitCode::from(1);
@@ -254,7 +277,7 @@ fn run_lower(args: &[String]) -> ExitCode {
         written.push(("certificate.json".into(), c.as_bytes()));
     }
     for (name, bytes) in written {
-        if let Err(e) = std::fs::write(dir.join(&name), bytes) {
+        if let Err(e) = write_whole(&dir.join(&name), |f| f.write_all(bytes)) {
             eprintln!("wai-checker: lower: {name}: {e}");
             return ExitCode::from(2);
         }

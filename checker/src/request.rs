@@ -5,6 +5,7 @@
 use crate::canon;
 use crate::ops::Bug;
 use serde_json::{Map, Value};
+use std::io::{BufRead, Write};
 
 /// A request error: `<field>: <what is wrong>`.
 pub type Bad = String;
@@ -90,38 +91,88 @@ impl From<Bug> for LineError {
     }
 }
 
-/// Fills every line of `input` with `fill_line` into `out`; returns the number of bad lines,
-/// after reporting each on `err` as `line N: …` (a line that is not UTF-8 is one).
+/// The longest request line a `fill` reads (docs/protocol.md, "Line length"): the `2^26` elements of
+/// the cap (integer-operators §3) at 24 bytes each, a quoted 64-bit integer and its comma, and 1 MiB
+/// besides.
+pub const MAX_LINE: usize = (1 << 26) * 24 + (1 << 20);
+
+/// A filler of one request line.
+pub type LineFiller<'a> = &'a dyn Fn(&str) -> Result<String, LineError>;
+
+/// Fills every line of `input` with `fill_line`, writing each filled line to `out` as it is made;
+/// returns the number of bad lines, after reporting each on `err` as `line N: …` (a line that is
+/// not UTF-8 is one, and so is a line past `max_line` bytes, of which no more than `max_line` are
+/// held).
 pub fn fill_lines(
-    input: &[u8],
-    out: &mut String,
+    input: &mut dyn BufRead,
+    out: &mut dyn Write,
     err: &mut dyn FnMut(String),
-    fill_line: &dyn Fn(&str) -> Result<String, LineError>,
-) -> usize {
-    if input.is_empty() {
-        return 0;
-    }
-    let body = input.strip_suffix(b"\n").unwrap_or(input);
+    max_line: usize,
+    fill_line: LineFiller,
+) -> std::io::Result<usize> {
     let mut bad_lines = 0;
-    for (n, line) in body.split(|&b| b == b'\n').enumerate() {
-        let result = match std::str::from_utf8(line) {
-            Ok(line) => fill_line(line),
-            Err(_) => Err(LineError::Bad("not JSON: not UTF-8".into())),
+    let mut line = Vec::new();
+    let mut n = 0;
+    while let Some(whole) = read_line(input, &mut line, max_line)? {
+        n += 1;
+        let result = match (whole, std::str::from_utf8(&line)) {
+            (false, _) => Err(LineError::Bad(format!("longer than {max_line} bytes"))),
+            (true, Ok(line)) => fill_line(line),
+            (true, Err(_)) => Err(LineError::Bad("not JSON: not UTF-8".into())),
         };
         match result {
             Ok(s) => {
-                out.push_str(&s);
-                out.push('\n');
+                out.write_all(s.as_bytes())?;
+                out.write_all(b"\n")?;
             }
             Err(LineError::Bad(m)) => {
                 bad_lines += 1;
-                err(format!("line {}: {m}", n + 1));
+                err(format!("line {n}: {m}"));
             }
             Err(LineError::Bug(m)) => {
                 bad_lines += 1;
-                err(format!("line {}: checker bug: {m}", n + 1));
+                err(format!("line {n}: checker bug: {m}"));
             }
         }
     }
-    bad_lines
+    out.flush()?;
+    Ok(bad_lines)
+}
+
+/// [`fill_lines`] over bytes in memory, into a string.
+pub fn fill_bytes(input: &[u8], out: &mut String, err: &mut dyn FnMut(String), fill_line: LineFiller) -> usize {
+    let mut written = Vec::new();
+    let bad = fill_lines(&mut { input }, &mut written, err, MAX_LINE, fill_line).expect("memory never fails");
+    out.push_str(&String::from_utf8(written).expect("filled lines are text"));
+    bad
+}
+
+/// Reads the next line into `line`, without its line feed: `Some(true)` when it is whole,
+/// `Some(false)` when it is longer than `max` bytes (then `line` is empty and the rest of it was
+/// consumed chunk by chunk, never held), `None` at the end of the input. A last line without a
+/// line feed is a line.
+fn read_line(input: &mut dyn BufRead, line: &mut Vec<u8>, max: usize) -> std::io::Result<Option<bool>> {
+    line.clear();
+    let (mut started, mut over) = (false, false);
+    loop {
+        let buf = input.fill_buf()?;
+        if buf.is_empty() {
+            return Ok(started.then_some(!over));
+        }
+        started = true;
+        let end = buf.iter().position(|&b| b == b'\n');
+        let chunk = &buf[..end.unwrap_or(buf.len())];
+        if !over && line.len() + chunk.len() > max {
+            over = true;
+            line.clear();
+        }
+        if !over {
+            line.extend_from_slice(chunk);
+        }
+        let used = chunk.len() + usize::from(end.is_some());
+        input.consume(used);
+        if end.is_some() {
+            return Ok(Some(!over));
+        }
+    }
 }

@@ -266,3 +266,25 @@ fn the_checker_never_names_the_oracle() {
         assert!(!manifest.contains(name), "checker/Cargo.toml names {name}");
     }
 }
+
+/// `input` through the checker's line reader with a cap of 8 bytes, echoed: the lines and errors.
+fn echo_capped(input: &[u8]) -> (String, Vec<String>) {
+    let (mut out, mut errs) = (Vec::new(), Vec::new());
+    let echo = |l: &str| Ok(l.to_string());
+    wai_checker::request::fill_lines(&mut { input }, &mut out, &mut |m| errs.push(m), 8, &echo).unwrap();
+    (String::from_utf8(out).unwrap(), errs)
+}
+
+#[test]
+fn a_line_past_the_cap_is_refused_and_the_stream_goes_on() {
+    let long = "x".repeat(10 << 20);
+    let input = format!("12345678\n123456789\nabc\n{long}\n\u{ff}z\n12345678");
+    let (out, errs) = echo_capped(input.as_bytes());
+    assert_eq!(out, "12345678\nabc\n\u{ff}z\n12345678\n");
+    assert_eq!(errs, ["line 2: longer than 8 bytes", "line 4: longer than 8 bytes"]);
+    let (out, errs) = echo_capped(b"\xff\n123456789");
+    assert_eq!(out, "");
+    assert_eq!(errs, ["line 1: not JSON: not UTF-8", "line 2: longer than 8 bytes"]);
+    // The cap is the largest legal tensor (2^26 elements, §3) at 24 bytes an element, and more.
+    assert!(wai_checker::request::MAX_LINE > 24 << 26);
+}

@@ -11,7 +11,7 @@ pub mod stage;
 
 use crate::canon;
 use crate::suite::Form;
-use std::io::{BufRead, Write};
+use std::io::{BufRead, Read, Write};
 use std::path::Path;
 
 /// Fills one request line (no tree: a CIS-2 decode record is refused as a line error).
@@ -57,31 +57,71 @@ pub fn fill_stream(
     stream(input, output, errors, |line| fill_line_in(line, tree))
 }
 
+/// The longest request line any reader of the protocol takes (docs/protocol.md, "Line length"): one
+/// tensor at the cap of §3, `2^26` elements, written out at 24 bytes each (the widest element,
+/// `"-9223372036854775808",`, takes 23), and 1 MiB for the rest of the record.
+pub const MAX_LINE: usize = 24 * (1 << 26) + (1 << 20);
+
 /// Writes `each` of every line of `input` to `output`, as `fill_stream` does.
 pub fn stream(
     input: impl BufRead,
+    output: impl Write,
+    errors: impl Write,
+    each: impl Fn(&str) -> Result<String, String>,
+) -> std::io::Result<usize> {
+    stream_capped(input, output, errors, MAX_LINE, each)
+}
+
+/// [`stream`] with lines of at most `max_line` bytes: of a longer one, at most `max_line` bytes are
+/// ever held; it is a bad line (`longer than … bytes`) and the rest of it is skipped unread.
+pub fn stream_capped(
+    mut input: impl BufRead,
     mut output: impl Write,
     mut errors: impl Write,
+    max_line: usize,
     each: impl Fn(&str) -> Result<String, String>,
 ) -> std::io::Result<usize> {
     let mut bad = 0;
-    for (n, line) in input.split(b'\n').enumerate() {
-        let mut line = line?;
-        if line.last() == Some(&b'\r') {
-            line.pop();
-        }
+    let mut n = 0;
+    while let Some(line) = next_line(&mut input, max_line)? {
+        n += 1;
         // A line that is not UTF-8 is a bad line like any other, not the end of the stream.
-        let filled = String::from_utf8(line)
-            .map_err(|_| "not JSON: not UTF-8".to_string())
+        let filled = line
+            .ok_or_else(|| format!("longer than {max_line} bytes"))
+            .and_then(|line| String::from_utf8(line).map_err(|_| "not JSON: not UTF-8".to_string()))
             .and_then(|line| each(&line));
         match filled {
             Ok(filled) => output.write_all(filled.as_bytes())?,
             Err(e) => {
                 bad += 1;
-                writeln!(errors, "line {}: {e}", n + 1)?;
+                writeln!(errors, "line {n}: {e}")?;
             }
         }
     }
     output.flush()?;
     Ok(bad)
+}
+
+/// The next line of `input` without its line feed (and a carriage return before it), `None` in
+/// place of a line longer than `max` bytes (read to its end, never held); `None` at the end.
+fn next_line(input: &mut impl BufRead, max: usize) -> std::io::Result<Option<Option<Vec<u8>>>> {
+    let mut line = Vec::new();
+    input.by_ref().take(max as u64).read_until(b'\n', &mut line)?;
+    if line.last() == Some(&b'\n') {
+        line.pop();
+    } else if line.len() == max && !input.fill_buf()?.is_empty() {
+        // `max` bytes and more to come: the line feed right after them ends a line of exactly `max`.
+        if input.fill_buf()?[0] == b'\n' {
+            input.consume(1);
+        } else {
+            input.skip_until(b'\n')?;
+            return Ok(Some(None));
+        }
+    } else if line.is_empty() {
+        return Ok(None);
+    }
+    if line.last() == Some(&b'\r') {
+        line.pop();
+    }
+    Ok(Some(Some(line)))
 }

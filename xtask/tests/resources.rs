@@ -144,23 +144,37 @@ fn the_grader_stops_a_hung_implementation_and_what_it_started_at_its_timeout() {
     let _guard = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let tree = std::env::temp_dir();
     let hang = "sleep 60 & echo $!; wait";
-    let (out, ending) = xtask::grade::run(hang, &tree, b"{}\n".to_vec(), Duration::from_millis(300), MIB);
+    let (out, ending) = xtask::grade::run(hang, &tree, b"{}\n".to_vec(), Duration::from_millis(300), vec![MIB]);
     assert_eq!(ending, xtask::grade::Ending::TimedOut);
-    let pid = String::from_utf8(out).expect("a pid");
-    let pid = pid.trim();
+    let [xtask::grade::Answer::Line(pid)] = &out[..] else {
+        panic!("{out:?}")
+    };
+    let pid = String::from_utf8(pid.clone()).expect("a pid");
     assert!(!pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()), "{pid:?}");
-    assert!(gone(pid), "the implementation's child {pid} outlived the timeout");
+    assert!(gone(&pid), "the implementation's child {pid} outlived the timeout");
 }
 
 #[test]
-fn the_grader_keeps_at_most_its_cap_of_an_endless_output() {
-    // `yes` writes forever: the grader keeps 1 MiB of it, and stops it at the timeout.
+fn the_grader_keeps_one_line_per_record_of_an_endless_output() {
+    // `yes` writes lines forever: the grader keeps one per record (three here), reads the rest
+    // and drops it, and stops it at the timeout.
     let _guard = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let tree = std::env::temp_dir();
     let (grader_peak, (out, ending)) =
-        peak(|| xtask::grade::run("yes", &tree, vec![], Duration::from_millis(500), MIB));
+        peak(|| xtask::grade::run("yes", &tree, vec![], Duration::from_millis(500), vec![MIB; 3]));
     assert_eq!(ending, xtask::grade::Ending::TimedOut);
-    assert_eq!(out.len(), MIB);
-    assert!(out.starts_with(b"y\ny\n"));
+    assert_eq!(out, vec![xtask::grade::Answer::Line(b"y".to_vec()); 3]);
+    assert!(grader_peak < 8 * MIB, "grader peak {grader_peak}");
+}
+
+#[test]
+fn the_grader_holds_an_endless_line_to_its_record_allowance() {
+    // One line that never ends: no more than its record's allowance of it is held (1 MiB here).
+    let _guard = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let tree = std::env::temp_dir();
+    let (grader_peak, (out, ending)) =
+        peak(|| xtask::grade::run("cat /dev/zero", &tree, vec![], Duration::from_millis(500), vec![MIB]));
+    assert_eq!(ending, xtask::grade::Ending::TimedOut);
+    assert_eq!(out, [xtask::grade::Answer::TooLong { cap: MIB }]);
     assert!(grader_peak < 8 * MIB, "grader peak {grader_peak}");
 }

@@ -107,5 +107,14 @@ pub fn fill_line(line: &str) -> Result<String, LineError> {
 /// Fills every line of `input` into `out` (as [`crate::fill::fill`] does, DetessDequant records
 /// only); returns the number of bad lines, after reporting each on `err` as `line N: …`.
 pub fn fill(input: &[u8], out: &mut String, err: &mut dyn FnMut(String)) -> usize {
-    crate::request::fill_lines(input, out, err, &fill_line)
+    crate::request::fill_bytes(input, out, err, &fill_line)
+}
+
+/// [`fill`], streaming (as [`crate::fill::fill_stream`]).
+pub fn fill_stream(
+    input: &mut dyn std::io::BufRead,
+    out: &mut dyn std::io::Write,
+    err: &mut dyn FnMut(String),
+) -> std::io::Result<usize> {
+    crate::request::fill_lines(input, out, err, crate::request::MAX_LINE, &fill_line)
 }

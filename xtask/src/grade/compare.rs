@@ -292,29 +292,99 @@ pub(super) const LIMIT: usize = 8;
 
 /// Grades one file's responses against its committed records.
 pub fn grade_lines(committed: &[Sent], response: &[u8], ending: &Ending) -> Vec<Graded> {
-    let text = String::from_utf8_lossy(response);
-    let mut lines = text.lines();
+    let answers: Vec<Answer> = response
+        .split_inclusive(|&b| b == b'\n')
+        .map(|l| Answer::Line(l.strip_suffix(b"\n").unwrap_or(l).to_vec()))
+        .collect();
+    grade_answers(committed, &answers, ending)
+}
+
+/// [`grade_lines`] over the answers as the grader read them, one per record.
+pub fn grade_answers(committed: &[Sent], answers: &[Answer], ending: &Ending) -> Vec<Graded> {
+    let mut answers = answers.iter();
     committed
         .iter()
-        .map(|c| match lines.next() {
+        .map(|c| match answers.next() {
             None => unanswered(c, ending),
-            Some(line)
-                if c.line.as_deref() == Some(line) && not_supported(&c.record, &record_id(&c.record)).is_none() =>
-            {
-                // The committed line itself: every target's fields are the committed ones.
-                Graded {
-                    id: record_id(&c.record),
-                    outcome: Outcome::Passed,
-                    targets: c.how.targets.iter().map(|t| (*t, true)).collect(),
-                }
-            }
-            // `Value`'s `FromStr`: serde_json's own, optimized, parse (xtask builds unoptimized).
-            Some(line) => match line.parse::<Value>() {
-                Ok(r) => grade_value(c, &r, |t| written_differences(c, &r, t)),
-                Err(e) => not_json(c, line, e),
-            },
+            Some(Answer::TooLong { cap }) => too_long(c, *cap),
+            Some(Answer::Line(line)) => grade_line(c, &String::from_utf8_lossy(line)),
         })
         .collect()
+}
+
+/// Grades one answer line (a carriage return before its line feed is not part of it).
+fn grade_line(c: &Sent, line: &str) -> Graded {
+    let line = line.strip_suffix('\r').unwrap_or(line);
+    if c.line.as_deref() == Some(line) && not_supported(&c.record, &record_id(&c.record)).is_none() {
+        // The committed line itself: every target's fields are the committed ones.
+        return Graded {
+            id: record_id(&c.record),
+            outcome: Outcome::Passed,
+            targets: c.how.targets.iter().map(|t| (*t, true)).collect(),
+        };
+    }
+    // `Value`'s `FromStr`: serde_json's own, optimized, parse (xtask builds unoptimized).
+    match line.parse::<Value>() {
+        Ok(r) => grade_value(c, &r, |t| written_differences(c, &r, t)),
+        Err(e) => not_json(c, line, e),
+    }
+}
+
+/// The most bytes a record's answer line may take (docs/protocol.md, "Line length"): 24 per element
+/// it writes out (a quoted 64-bit integer and its comma), twice the committed record, and 1 MiB. The
+/// rest of a longer line is read and dropped, so that a runaway implementation never grows the
+/// grader.
+pub(super) fn allowance(c: &Sent) -> usize {
+    let record = c.line.as_ref().map_or_else(|| serialized_len(&c.record), String::len);
+    let bytes = 24u64
+        .saturating_mul(written_elements(&c.record))
+        .saturating_add(2 * record as u64 + (1 << 20));
+    usize::try_from(bytes).unwrap_or(usize::MAX)
+}
+
+/// The elements a record's answer writes out, by its committed shapes: every decode's inputs
+/// (echoed) and outputs.
+pub(super) fn written_elements(c: &Value) -> u64 {
+    let decodes = c["decodes"].as_array().into_iter().flatten();
+    decodes
+        .flat_map(|d| {
+            let outputs = d.pointer("/expect/outputs").and_then(Value::as_array);
+            d["inputs"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .chain(outputs.into_iter().flatten())
+        })
+        .map(|t| {
+            let dims = t["shape"].as_array().into_iter().flatten();
+            dims.map(|d| d.as_str().and_then(|d| d.parse().ok()).unwrap_or(0))
+                .fold(1u64, u64::saturating_mul)
+        })
+        .fold(0, u64::saturating_add)
+}
+
+/// The length of a value's JSON (`to_string`), counted as serde_json writes it, never held.
+fn serialized_len(v: &Value) -> usize {
+    struct Count(usize);
+    impl std::fmt::Write for Count {
+        fn write_str(&mut self, s: &str) -> std::fmt::Result {
+            self.0 += s.len();
+            Ok(())
+        }
+    }
+    let mut n = Count(0);
+    let _ = std::fmt::Write::write_fmt(&mut n, format_args!("{v}"));
+    n.0
+}
+
+/// An answer line past the record's allowance: failed, as a whole.
+pub(super) fn too_long(c: &Sent, cap: usize) -> Graded {
+    let d = Diff {
+        path: "(line)".into(),
+        committed: format!("a line of at most {cap} bytes"),
+        received: "a longer line (the rest was not read)".into(),
+    };
+    failed_whole(c, Outcome::Failed(vec![d]))
 }
 
 /// The differences between the fields `t` computes of a committed record and of an answer, each

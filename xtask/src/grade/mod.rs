@@ -30,10 +30,10 @@ pub mod roles;
 mod scale;
 
 use compare::*;
-pub use compare::{Diff, Graded, Outcome, Sent, diff, grade_lines, not_supported};
+pub use compare::{Diff, Graded, Outcome, Sent, diff, grade_answers, grade_lines, not_supported};
 pub use merge::{Merge, merge, merge_main};
 use process::*;
-pub use process::{Ending, command_line, run, run_capturing};
+pub use process::{Answer, Ending, command_line, run, run_capturing};
 pub use report::{
     Verdict, endings, failures, json_report, json_text, markdown, not_gradable_reasons, shard_report, summary, verdicts,
 };
@@ -392,7 +392,6 @@ pub fn grade_covering(tree: &Path, o: &Options) -> Result<(Vec<FileGrade>, Vec<C
                 committed,
                 withheld,
                 requests,
-                cap,
                 covers,
             } = p?;
             covered.extend(covers);
@@ -403,7 +402,8 @@ pub fn grade_covering(tree: &Path, o: &Options) -> Result<(Vec<FileGrade>, Vec<C
                     grade_scale_capturing(tree, committed, o).map_err(|e| format!("{}: {e}", file.path))?;
                 Answered::Graded(file, records, ending, stderr, withheld)
             } else {
-                let (response, ending, stderr) = run_capturing(&o.implementation, tree, requests, o.timeout, cap);
+                let caps = committed.iter().map(allowance).collect();
+                let (response, ending, stderr) = run_capturing(&o.implementation, tree, requests, o.timeout, caps);
                 Answered::Written {
                     file,
                     committed,
@@ -430,8 +430,6 @@ struct Prepared {
     committed: Vec<Sent>,
     withheld: Vec<Withheld>,
     requests: Vec<u8>,
-    /// The most answer bytes kept: twice the committed bytes, and some.
-    cap: usize,
     /// The file as a shard's report names it, with `--shard`.
     covers: Option<Covered>,
 }
@@ -466,7 +464,6 @@ fn prepare(tree: &Path, file: GradedFile, o: &Options, before: &mut usize) -> Re
         committed,
         withheld,
         requests,
-        cap: 2 * text.len() + (1 << 20),
         covers,
     })
 }
@@ -478,7 +475,7 @@ enum Answered {
     Written {
         file: GradedFile,
         committed: Vec<Sent>,
-        response: Vec<u8>,
+        response: Vec<Answer>,
         ending: Ending,
         stderr: Vec<String>,
         withheld: Vec<Withheld>,
@@ -498,7 +495,7 @@ impl Answered {
                 stderr,
                 withheld,
             } => {
-                let records = grade_lines(&committed, &response, &ending);
+                let records = grade_answers(&committed, &response, &ending);
                 (file, records, ending, stderr, withheld)
             }
         };

@@ -143,10 +143,26 @@ impl Stderr {
     }
 }
 
-/// Runs the implementation on `input` with the tree as its working directory; its standard
-/// output (at most `cap` bytes are kept) and how it ended. Never waits past `timeout`.
-pub fn run(implementation: &str, tree: &Path, input: Vec<u8>, timeout: Duration, cap: usize) -> (Vec<u8>, Ending) {
-    let (out, ending, _) = run_capturing(implementation, tree, input, timeout, cap);
+/// One line of the implementation's output, as the grader read it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Answer {
+    /// A whole line, without its line feed.
+    Line(Vec<u8>),
+    /// A line longer than its record's allowance, `cap` bytes: the rest was read and dropped.
+    TooLong { cap: usize },
+}
+
+/// Runs the implementation on `input` with the tree as its working directory; one answer per entry
+/// of `caps` (each line held to its cap; fewer when the output ends first, the rest of the output
+/// read and dropped) and how it ended. Never waits past `timeout`.
+pub fn run(
+    implementation: &str,
+    tree: &Path,
+    input: Vec<u8>,
+    timeout: Duration,
+    caps: Vec<usize>,
+) -> (Vec<Answer>, Ending) {
+    let (out, ending, _) = run_capturing(implementation, tree, input, timeout, caps);
     (out, ending)
 }
 
@@ -156,8 +172,8 @@ pub fn run_capturing(
     tree: &Path,
     input: Vec<u8>,
     timeout: Duration,
-    cap: usize,
-) -> (Vec<u8>, Ending, Vec<String>) {
+    caps: Vec<usize>,
+) -> (Vec<Answer>, Ending, Vec<String>) {
     // What the reader has kept so far stays ours even if a stray descendant holds the pipe open.
     let kept = Arc::new(Mutex::new(Vec::new()));
     let (ending, stderr) = supervise(
@@ -170,21 +186,38 @@ pub fn run_capturing(
         },
         {
             let kept = kept.clone();
-            move |mut stdout| {
-                let mut buf = [0u8; 65536];
-                while let Ok(n) = stdout.read(&mut buf) {
-                    if n == 0 {
-                        break;
-                    }
-                    let mut kept = lock(&kept);
-                    let room = cap.saturating_sub(kept.len());
-                    kept.extend_from_slice(&buf[..n.min(room)]);
+            move |stdout| {
+                let mut stdout = BufReader::new(stdout);
+                for cap in caps {
+                    let Some(answer) = read_line(&mut stdout, cap) else {
+                        return;
+                    };
+                    lock(&kept).push(answer);
                 }
+                let _ = std::io::copy(&mut stdout, &mut std::io::sink());
             }
         },
     );
     let out = std::mem::take(&mut *lock(&kept));
     (out, ending, stderr)
+}
+
+/// The next line of `r`: a line longer than `cap` bytes is read to its end and dropped, with no
+/// more than `cap` bytes of it held. `None` at the end of the output.
+pub(super) fn read_line(r: &mut impl BufRead, cap: usize) -> Option<Answer> {
+    let mut line = Vec::new();
+    // One byte past the cap tells a longer line.
+    let n = r.take(cap as u64 + 1).read_until(b'\n', &mut line).ok()?;
+    if n == 0 {
+        return None;
+    }
+    if line.last() == Some(&b'\n') {
+        line.pop();
+    } else if line.len() > cap {
+        let _ = r.skip_until(b'\n');
+        return Some(Answer::TooLong { cap });
+    }
+    Some(Answer::Line(line))
 }
 
 pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {

@@ -58,54 +58,9 @@ fn scale_timeout(committed: &[Sent], timeout: Duration) -> Duration {
     timeout.saturating_mul(extra.saturating_add(1))
 }
 
-/// The elements a scale record's answer writes out, by its committed shapes: every decode's inputs
-/// (echoed) and outputs.
-fn written_elements(c: &Value) -> u64 {
-    let decodes = c["decodes"].as_array().into_iter().flatten();
-    decodes
-        .flat_map(|d| {
-            let outputs = d.pointer("/expect/outputs").and_then(Value::as_array);
-            d["inputs"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .chain(outputs.into_iter().flatten())
-        })
-        .map(|t| {
-            let dims = t["shape"].as_array().into_iter().flatten();
-            dims.map(|d| d.as_str().and_then(|d| d.parse().ok()).unwrap_or(0))
-                .fold(1u64, u64::saturating_mul)
-        })
-        .fold(0, u64::saturating_add)
-}
-
-/// The most bytes a scale record's answer line may take: 24 per element written out (a quoted
-/// 64-bit integer and its comma), twice the committed record, and 1 MiB. The rest of a longer line
-/// is read and dropped, so that a runaway implementation never grows the grader.
-fn allowance(c: &Value) -> usize {
-    let bytes = 24u64
-        .saturating_mul(written_elements(c))
-        .saturating_add(2 * serialized_len(c) as u64 + (1 << 20));
-    usize::try_from(bytes).unwrap_or(usize::MAX)
-}
-
 /// The digests of the written-out inputs of each record sent so far, per decode and input
 /// ([`recipe::write_expanded_digests`]).
 type Digests = Mutex<Vec<Vec<Vec<String>>>>;
-
-/// The length of a value's JSON (`to_string`), counted as serde_json writes it, never held.
-fn serialized_len(v: &Value) -> usize {
-    struct Count(usize);
-    impl std::fmt::Write for Count {
-        fn write_str(&mut self, s: &str) -> std::fmt::Result {
-            self.0 += s.len();
-            Ok(())
-        }
-    }
-    let mut n = Count(0);
-    let _ = std::fmt::Write::write_fmt(&mut n, format_args!("{v}"));
-    n.0
-}
 
 /// Writes each record's request, its recipes expanded as they are written, one record at a time,
 /// and notes each written-out input's digest in `sent`. Stops quietly when the implementation stops
@@ -131,43 +86,20 @@ fn write_expanded(committed: &[Sent], stdin: ChildStdin, sent: &Digests) -> Resu
 fn read_answers(committed: &[Sent], stdout: Pipe, grades: &Mutex<Vec<Graded>>, sent: &Digests) {
     let mut stdout = BufReader::new(stdout);
     for (n, c) in committed.iter().enumerate() {
-        let cap = allowance(&c.record);
-        let Some((line, whole)) = read_line(&mut stdout, cap) else {
+        let Some(answer) = read_line(&mut stdout, allowance(c)) else {
             return;
         };
-        let g = if whole {
-            // Its inputs' digests as sent, when its request is written whole by now.
-            let digests = lock(sent).get(n).cloned();
-            grade_scale_answer(c, &line, digests.as_deref())
-        } else {
-            let d = Diff {
-                path: "(line)".into(),
-                committed: format!("a line of at most {cap} bytes"),
-                received: "a longer line (the rest was not read)".into(),
-            };
-            failed_whole(c, Outcome::Failed(vec![d]))
+        let g = match answer {
+            Answer::Line(line) => {
+                // Its inputs' digests as sent, when its request is written whole by now.
+                let digests = lock(sent).get(n).cloned();
+                grade_scale_answer(c, &line, digests.as_deref())
+            }
+            Answer::TooLong { cap } => too_long(c, cap),
         };
         lock(grades).push(g);
     }
     let _ = std::io::copy(&mut stdout, &mut std::io::sink());
-}
-
-/// The next line, without its line feed, and whether it was whole: a line longer than `cap` bytes
-/// is read to its end and dropped. `None` at the end of the output.
-fn read_line(r: &mut impl BufRead, cap: usize) -> Option<(Vec<u8>, bool)> {
-    let mut line = Vec::new();
-    // One byte past the cap tells a longer line.
-    let n = r.take(cap as u64 + 1).read_until(b'\n', &mut line).ok()?;
-    if n == 0 {
-        return None;
-    }
-    if line.last() == Some(&b'\n') {
-        line.pop();
-    } else if line.len() > cap {
-        let _ = r.skip_until(b'\n');
-        return Some((Vec::new(), false));
-    }
-    Some((line, true))
 }
 
 /// Grades one scale answer as [`grade_answer`] does, its `data` arrays never parsed into JSON
