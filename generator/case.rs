@@ -6,10 +6,10 @@ use crate::graph::graph;
 use crate::recipe::ints;
 use crate::value::*;
 use serde_json::{Value, json};
-use wai_oracle::canon;
 use wai_oracle::plan::Shape;
 use wai_oracle::tensor::Tensor;
 use wai_oracle::whg1::{self, Graph};
+use wai_oracle::{canon, files};
 
 /// One expanded case.
 pub struct Case {
@@ -359,7 +359,7 @@ pub fn write_graphs(file: &std::path::Path, out: &std::path::Path) -> Result<(),
     for c in cases(&v, &path, file.parent().unwrap_or(std::path::Path::new(".")))? {
         let bytes = whg1::write(&model(&c, &format!("{path}: case {}", c.id))?);
         let target = out.join(format!("{}.whg1", c.id));
-        std::fs::write(&target, bytes).map_err(|e| format!("{}: {e}", target.display()))?;
+        files::write(&target, &bytes).map_err(|e| format!("{}: {e}", target.display()))?;
     }
     Ok(())
 }

@@ -14,6 +14,7 @@ use std::path::Path;
 use wai_oracle::cis2::decode::Artifacts;
 use wai_oracle::cis2::pinned::rsqrt;
 use wai_oracle::cis2::{Arith, F32, Soft, rope};
+use wai_oracle::files;
 use wai_oracle::softfloat::{BINARY32, BINARY64, Env, Tininess};
 
 /// What a record's `in` member holds, by function (docs/protocol.md's table).
@@ -238,7 +239,7 @@ pub fn write_models(recipe: &Path, out: &Path) -> Result<(), Fail> {
             ("config.json", &f.config),
             ("tokenizer.json", &f.tokenizer),
         ] {
-            std::fs::write(dir.join(file), bytes).map_err(|e| format!("{}: {e}", dir.join(file).display()))?;
+            files::write(&dir.join(file), bytes).map_err(|e| format!("{}: {e}", dir.join(file).display()))?;
         }
         eprintln!("{}: {} bytes of weights", dir.display(), f.weights.len());
     }

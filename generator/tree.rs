@@ -9,8 +9,8 @@ use sha2::{Digest, Sha256};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use wai_oracle::fill;
 use wai_oracle::suite::{self, Cases, SUITES, Suite, Tier};
+use wai_oracle::{files, fill};
 
 /// A corpus file and the tree file it becomes.
 pub struct Source {
@@ -183,12 +183,111 @@ pub fn regen(corpus: &Path, out: &Path, tier: Tier, only: &[String]) -> Result<(
         small.extend(crate::cis2::tree_files(corpus)?);
         let certificates = crate::graph_certs::tree_files(corpus, &small)?;
         small.extend(certificates);
-        write_small(out, small)?;
     }
-    if tier.has_scale() {
-        write_scale(out, scale, &scale_targets, only.is_empty())?;
+    replace_tree(out, |stage| {
+        if tier.has_small() {
+            write_small(stage, small)?;
+        }
+        if tier.has_scale() {
+            write_scale(stage, scale, &scale_targets, only.is_empty())?;
+        }
+        Ok(())
+    })
+}
+
+/// Rewrites the tree at `out` in one step: `write` works on a copy of it made beside it of hard
+/// links (`.NAME.new-PID`), which then takes its place at once (`renameat2`'s `RENAME_EXCHANGE`),
+/// and the old tree is removed. A run killed at any point leaves the old tree or the new one, each
+/// with its manifests. Every file `write` makes replaces its link (`files::write`), so the old tree's
+/// files are never written through.
+fn replace_tree(out: &Path, write: impl FnOnce(&Path) -> Result<(), String>) -> Result<(), String> {
+    let fail = |p: &Path, e: std::io::Error| format!("{}: {e}", p.display());
+    let name = out
+        .file_name()
+        .and_then(|n| n.to_str())
+        .ok_or(format!("{}: not a folder name", out.display()))?;
+    let parent = match out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    remove_abandoned(parent, name);
+    let stage = parent.join(format!(".{name}.new-{}", std::process::id()));
+    if stage.exists() {
+        std::fs::remove_dir_all(&stage).map_err(|e| fail(&stage, e))?;
+    }
+    let staged = link_tree(out, &stage)
+        .map_err(|e| fail(&stage, e))
+        .and_then(|()| write(&stage));
+    if let Err(e) = staged {
+        let _ = std::fs::remove_dir_all(&stage);
+        return Err(e);
+    }
+    if out.exists() {
+        exchange(out, &stage).map_err(|e| fail(out, e))?;
+        // `stage` holds the old tree now.
+        std::fs::remove_dir_all(&stage).map_err(|e| fail(&stage, e))
+    } else {
+        std::fs::rename(&stage, out).map_err(|e| fail(out, e))
+    }
+}
+
+/// Removes the staged trees of `regen` runs that were killed (their process is gone).
+fn remove_abandoned(parent: &Path, name: &str) {
+    let prefix = format!(".{name}.new-");
+    for e in std::fs::read_dir(parent).into_iter().flatten().flatten() {
+        let file_name = e.file_name();
+        let pid = file_name.to_str().and_then(|n| n.strip_prefix(&prefix));
+        if pid.is_some_and(|pid| !Path::new("/proc").join(pid).exists()) {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
+}
+
+/// Makes `to` a copy of the tree `from` (when it exists) of hard links, folders made anew.
+fn link_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    let Ok(entries) = std::fs::read_dir(from) else {
+        return Ok(());
+    };
+    for e in entries {
+        let e = e?;
+        let (src, dst) = (e.path(), to.join(e.file_name()));
+        if e.file_type()?.is_dir() {
+            link_tree(&src, &dst)?;
+        } else {
+            std::fs::hard_link(&src, &dst)?;
+        }
     }
     Ok(())
+}
+
+/// Swaps two paths in one step (Linux's `renameat2` with `RENAME_EXCHANGE`). Where the file system
+/// cannot, `a` is renamed aside and `b` put in its place: two steps, between which `a` is missing.
+fn exchange(a: &Path, b: &Path) -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = |p: &Path| std::ffi::CString::new(p.as_os_str().as_bytes()).map_err(std::io::Error::other);
+    let (ca, cb) = (c(a)?, c(b)?);
+    // SAFETY: two NUL-terminated paths that live across the call; no memory is written.
+    let r = unsafe {
+        libc::renameat2(
+            libc::AT_FDCWD,
+            ca.as_ptr(),
+            libc::AT_FDCWD,
+            cb.as_ptr(),
+            libc::RENAME_EXCHANGE,
+        )
+    };
+    if r == 0 {
+        return Ok(());
+    }
+    let e = std::io::Error::last_os_error();
+    if !matches!(e.raw_os_error(), Some(libc::EINVAL | libc::ENOSYS)) {
+        return Err(e);
+    }
+    let aside = b.with_extension("old");
+    std::fs::rename(a, &aside)?;
+    std::fs::rename(b, a)?;
+    std::fs::rename(&aside, b)
 }
 
 /// Replaces the small tier (everything under `out` but `scale/`) with `files` and its manifest.
@@ -236,7 +335,7 @@ fn write_files(out: &Path, files: &[(String, Vec<u8>)]) -> Result<(), String> {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         }
-        std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+        files::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
     }
     Ok(())
 }
@@ -247,5 +346,5 @@ fn write_manifest(out: &Path, files: &[(String, Vec<u8>)], name: &str) -> Result
         .iter()
         .map(|(target, text)| format!("{}  {target}\n", hex::encode(Sha256::digest(text))))
         .collect();
-    std::fs::write(out.join(name), manifest).map_err(|e| format!("{name}: {e}"))
+    files::write(&out.join(name), manifest.as_bytes()).map_err(|e| format!("{name}: {e}"))
 }

@@ -1,6 +1,6 @@
 //! Files written whole or not at all. Each file is made as a temporary file beside its target and
 //! renamed over it, so a run killed at any point leaves the old file or the new one, never a part
-//! (docs/protocol.md, "Files"). The temporary file is removed when the write fails.
+//! (ARCHITECTURE.md, Invariants). The temporary file is removed when the write fails.
 
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};

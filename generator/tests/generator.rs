@@ -123,3 +123,83 @@ fn regenerating_twice_gives_the_same_bytes_as_the_committed_tree() {
         "the committed tree is not current: run cargo xtask regen"
     );
 }
+
+/// Every file under `dir` with its bytes, by path.
+fn snapshot(dir: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.insert(p.strip_prefix(dir).unwrap().to_path_buf(), std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn a_regen_killed_at_any_point_leaves_the_old_tree_or_the_new() {
+    // The committed vectors' corpus; the old tree is made from half of its files, the new from all.
+    // Both hold 4,000 files under scale/, which a small-tier regen keeps: linking them into its
+    // staged copy takes a while, so that the kills below land while the new tree is being made.
+    let d = tempfile::tempdir().unwrap();
+    let (corpus, half) = (d.path().join("corpus"), d.path().join("half"));
+    copy_dir(&root().join("corpus/vectors"), &corpus.join("vectors"));
+    copy_dir(&root().join("corpus/vectors"), &half.join("vectors"));
+    for (i, e) in std::fs::read_dir(half.join("vectors")).unwrap().enumerate() {
+        if i % 2 == 0 {
+            std::fs::remove_file(e.unwrap().path()).unwrap();
+        }
+    }
+    let regen = |corpus: &Path, out: &Path| {
+        Command::new(env!("CARGO_BIN_EXE_wai-generate"))
+            .args(["regen", "--tier", "small", "--corpus"])
+            .arg(corpus)
+            .arg("--out")
+            .arg(out)
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    let (old, new) = (d.path().join("old"), d.path().join("new"));
+    for (c, out) in [(&half, &old), (&corpus, &new)] {
+        std::fs::create_dir_all(out.join("scale")).unwrap();
+        for i in 0..4000 {
+            std::fs::write(out.join(format!("scale/{i}")), i.to_string()).unwrap();
+        }
+        assert!(regen(c, out).wait().unwrap().success());
+    }
+    let (old_files, new_files) = (snapshot(&old), snapshot(&new));
+    assert_ne!(old_files, new_files);
+    let mut killed_while_staged = 0;
+    for k in 0..12u64 {
+        let out = d.path().join(format!("out{k}"));
+        copy_dir(&old, &out);
+        let mut child = regen(&corpus, &out);
+        let staged = d.path().join(format!(".out{k}.new-{}", child.id()));
+        // Kill it k × 3 ms after its staged tree appears (or once it has ended).
+        let start = std::time::Instant::now();
+        while !staged.exists() && child.try_wait().unwrap().is_none() && start.elapsed().as_secs() < 60 {}
+        std::thread::sleep(std::time::Duration::from_millis(3 * k));
+        let _ = child.kill();
+        child.wait().unwrap();
+        killed_while_staged += usize::from(staged.exists());
+        let files = snapshot(&out);
+        assert!(
+            files == old_files || files == new_files,
+            "kill {k}: a tree neither old nor new"
+        );
+        // The next run removes what the killed one left and makes the new tree.
+        assert!(regen(&corpus, &out).wait().unwrap().success());
+        assert_eq!(snapshot(&out), new_files);
+        assert!(!staged.exists(), "kill {k}: the abandoned staged tree is left");
+    }
+    assert!(
+        killed_while_staged > 0,
+        "no kill landed while the new tree was being made"
+    );
+}

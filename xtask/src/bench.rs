@@ -202,7 +202,7 @@ fn scale_grading(tree: &Path, bin: &Path, scratch: &Path, runs: usize) -> Result
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
     // An implementation that answers each request, once read, with the next of the answers kept.
     let replay = dir.join("replay.py");
-    std::fs::write(&replay, REPLAY).map_err(|e| e.to_string())?;
+    wai_oracle::files::write(&replay, REPLAY.as_bytes()).map_err(|e| e.to_string())?;
     let mut out = Vec::new();
     for stem in SCALE_GRADED {
         let file = format!("scale/{stem}.jsonl");
@@ -683,7 +683,7 @@ pub fn main(root: &Path, runs: usize, first_run: bool) -> Result<(), String> {
     writeln!(md, "- A newcomer's first run: timed, and where its time goes, in its section above (`--first-run`); the target is to cut what is wasted, stated there.").ok();
     writeln!(md, "\nThe whole run took {:.0} s.", started.elapsed().as_secs_f64()).ok();
     let _ = std::fs::remove_dir_all(&scratch);
-    std::fs::write(root.join("docs/bench.md"), &md).map_err(|e| format!("docs/bench.md: {e}"))?;
+    wai_oracle::files::write(&root.join("docs/bench.md"), md.as_bytes()).map_err(|e| format!("docs/bench.md: {e}"))?;
     print!("{md}");
     Ok(())
 }

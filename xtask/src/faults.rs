@@ -411,5 +411,5 @@ fn write_section(root: &Path, section: &str) -> Result<(), String> {
         out.push('\n');
         out.push_str(after);
     }
-    std::fs::write(&path, out).map_err(|e| format!("docs/scale.md: {e}"))
+    wai_oracle::files::write(&path, out.as_bytes()).map_err(|e| format!("docs/scale.md: {e}"))
 }

@@ -75,5 +75,5 @@ fn record(root: &Path, found: &[differential::Disagreement]) -> Result<(), Strin
         }));
     }
     let text = serde_json::to_string_pretty(&file).map_err(|e| e.to_string())?;
-    std::fs::write(&path, text + "\n").map_err(|e| format!("{}: {e}", path.display()))
+    wai_oracle::files::write(&path, (text + "\n").as_bytes()).map_err(|e| format!("{}: {e}", path.display()))
 }

@@ -121,7 +121,7 @@ pub fn main(root: &Path, FaultOptions { only, jobs }: FaultOptions, all: bool) -
         let doc = root.join("docs/mutation-audit.md");
         let old = std::fs::read_to_string(&doc).unwrap_or_default();
         let tool = old.find(crate::mutants_tool::HEADING).map_or("", |i| &old[i..]);
-        std::fs::write(&doc, format!("{}\n{tool}", report(&results, elapsed, jobs)))
+        wai_oracle::files::write(&doc, format!("{}\n{tool}", report(&results, elapsed, jobs)).as_bytes())
             .map_err(|e| format!("docs/mutation-audit.md: {e}"))?;
         eprintln!("mutants: wrote docs/mutation-audit.md");
     }

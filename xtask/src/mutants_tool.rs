@@ -73,7 +73,8 @@ pub fn main(root: &Path, o: ToolOptions) -> Result<(), String> {
     let doc = root.join("docs/mutation-audit.md");
     let text = std::fs::read_to_string(&doc).map_err(|e| format!("{}: {e}", doc.display()))?;
     let head = text.split(HEADING).next().unwrap_or_default().trim_end();
-    std::fs::write(&doc, format!("{head}\n\n{section}")).map_err(|e| format!("{}: {e}", doc.display()))?;
+    wai_oracle::files::write(&doc, format!("{head}\n\n{section}").as_bytes())
+        .map_err(|e| format!("{}: {e}", doc.display()))?;
     eprintln!("mutants --tool: wrote the tool's section of docs/mutation-audit.md");
     if unclassified.is_empty() {
         Ok(())

@@ -562,10 +562,10 @@ pub fn main(root: &Path, o: Options) -> Result<(), String> {
 /// Writes the `--json` report (`report`) and the `--markdown` one where the options say.
 fn write_reports(grades: &[FileGrade], o: &Options, report: &Value) -> Result<(), String> {
     if let Some(p) = &o.json {
-        std::fs::write(p, json_text(report)).map_err(|e| format!("{}: {e}", p.display()))?;
+        wai_oracle::files::write(p, json_text(report).as_bytes()).map_err(|e| format!("{}: {e}", p.display()))?;
     }
     if let Some(p) = &o.markdown {
-        std::fs::write(p, markdown(grades, o)).map_err(|e| format!("{}: {e}", p.display()))?;
+        wai_oracle::files::write(p, markdown(grades, o).as_bytes()).map_err(|e| format!("{}: {e}", p.display()))?;
     }
     Ok(())
 }
