@@ -12,13 +12,55 @@ pub fn grade_scale(tree: &Path, committed: Vec<Sent>, o: &Options) -> Result<(Ve
 }
 
 /// [`grade_scale`], with the last lines of the implementation's standard error.
+///
+/// A run that ends with records unanswered (a crash, a signal, the timeout, an early exit) loses the
+/// first of them to how it ended, and the implementation is started again on the records after it,
+/// at most [`RESTARTS`] times a file; the rest of a file past that are unanswered. The ending and
+/// standard error told are those of the first run that lost a record, else of the one run.
 pub(super) fn grade_scale_capturing(
     tree: &Path,
     committed: Vec<Sent>,
     o: &Options,
 ) -> Result<(Vec<Graded>, Ending, Vec<String>), String> {
-    let timeout = scale_timeout(&committed, o.timeout);
     let committed = Arc::new(committed);
+    let mut records = Vec::with_capacity(committed.len());
+    let mut told: Option<(Ending, Vec<String>)> = None;
+    let mut restarts = 0;
+    loop {
+        let from = records.len();
+        let (graded, ending, stderr) = run_from(tree, &committed, from, o)?;
+        records.extend(graded);
+        let Some(lost) = committed.get(records.len()) else {
+            let (ending, stderr) = told.unwrap_or((ending, stderr));
+            return Ok((records, ending, stderr));
+        };
+        let again = restarts < RESTARTS && !matches!(ending, Ending::NotStarted(_));
+        let why = match again {
+            true => format!("{}; it was started again on the records after it", ending.why()),
+            false => ending.why(),
+        };
+        records.push(failed_whole(lost, Outcome::Unanswered(why)));
+        let (ending, stderr) = told.get_or_insert((ending, stderr)).clone();
+        if !again {
+            records.extend(committed[records.len()..].iter().map(|c| unanswered(c, &ending)));
+            return Ok((records, ending, stderr));
+        }
+        restarts += 1;
+    }
+}
+
+/// The most times a scale file's implementation is started again after a run that lost a record.
+const RESTARTS: usize = 8;
+
+/// One run of the implementation on the records of `committed` from `from` on: the grades of
+/// those it answered, in order, and how it ended.
+fn run_from(
+    tree: &Path,
+    committed: &Arc<Vec<Sent>>,
+    from: usize,
+    o: &Options,
+) -> Result<(Vec<Graded>, Ending, Vec<String>), String> {
+    let timeout = scale_timeout(&committed[from..], o.timeout);
     let grades = Arc::new(Mutex::new(Vec::new()));
     let unexpanded = Arc::new(Mutex::new(None));
     let sent = Arc::new(Mutex::new(Vec::new()));
@@ -29,22 +71,21 @@ pub(super) fn grade_scale_capturing(
         {
             let (committed, unexpanded, sent) = (committed.clone(), unexpanded.clone(), sent.clone());
             move |stdin| {
-                if let Err(e) = write_expanded(&committed, stdin, &sent) {
+                if let Err(e) = write_expanded(&committed[from..], stdin, &sent) {
                     *lock(&unexpanded) = Some(e);
                 }
             }
         },
         {
             let (committed, grades, sent) = (committed.clone(), grades.clone(), sent.clone());
-            move |stdout| read_answers(&committed, stdout, &grades, &sent)
+            move |stdout| read_answers(&committed[from..], stdout, &grades, &sent)
         },
     );
     if let Some(e) = lock(&unexpanded).take() {
         return Err(e);
     }
-    let mut records = std::mem::take(&mut *lock(&grades));
-    records.extend(committed[records.len()..].iter().map(|c| unanswered(c, &ending)));
-    Ok((records, ending, stderr))
+    let graded = std::mem::take(&mut *lock(&grades));
+    Ok((graded, ending, stderr))
 }
 
 /// A scale file's run may take one more `--timeout` per this many elements of its records' tensors.
