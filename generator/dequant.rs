@@ -243,12 +243,39 @@ pub fn items(filled: &Value) -> std::collections::BTreeSet<String> {
         }
         return items;
     }
-    if let Some(code) = filled["expect"]["refuse"].as_str() {
-        add(&format!("refuse:{code}"));
-        return items;
-    }
     let spec = |side: &str| filled[side][0].clone();
     let (input, output) = (spec("inputs"), spec("outputs"));
+    let id = filled["id"].as_str().unwrap_or_default();
+    if let Some(order) = id.strip_prefix("refuse-order-") {
+        add(&format!(
+            "order:{}",
+            order.split("-reading-").next().unwrap_or_default()
+        ));
+    }
+    let empty = output["shape"].as_array().is_some_and(|s| s.iter().any(|d| d == "0"));
+    if let Some(code) = filled["expect"]["refuse"].as_str() {
+        add(&format!("refuse:{code}"));
+        for detail in refusal_details(filled, code, &input, &output) {
+            add(&format!("refuse:{code}:{detail}"));
+        }
+        if empty {
+            add(&format!("empty:refuse:{code}"));
+        }
+        return items;
+    }
+    for detail in call_details(filled, &input, &output) {
+        add(&detail);
+    }
+    if empty {
+        for (what, holds) in [
+            ("strided", output["layout"].get("Strided").is_some()),
+            ("bf16", output["dtype"] == "BFloat16"),
+        ] {
+            if holds {
+                add(&format!("empty:{what}"));
+            }
+        }
+    }
     if input["layout"].get("MlaTiled").is_some() {
         add("layout:mla-tiled");
         if input["layout"]["MlaTiled"]["channels"] == "Pad16" {
@@ -270,6 +297,157 @@ pub fn items(filled: &Value) -> std::collections::BTreeSet<String> {
         add("empty");
     }
     items
+}
+
+/// A spec's shape, strides (when `Strided`) and a buffer's address and capacity, as integers.
+fn filled_ints(v: &Value) -> Vec<i128> {
+    v.as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|x| x.as_str()?.parse().ok())
+        .collect()
+}
+
+fn filled_int(v: &Value) -> i128 {
+    v.as_str().and_then(|x| x.parse().ok()).unwrap_or(0)
+}
+
+/// What a refusal shows beyond its code (issue #27's list): which dtype, which scale, which buffer.
+fn refusal_details(filled: &Value, code: &str, input: &Value, output: &Value) -> Vec<String> {
+    let buffer = |side: &str| {
+        let b = &filled["buffers"][side][0];
+        (filled_int(&b["address"]), filled_int(&b["capacity"]))
+    };
+    let (inb, outb) = (buffer("inputs"), buffer("outputs"));
+    let mut out = Vec::new();
+    match code {
+        "input_dtype" => out.push(input["dtype"].as_str().unwrap_or_default().to_string()),
+        "output_dtype" => out.push(output["dtype"].as_str().unwrap_or_default().to_string()),
+        "scale" => {
+            let bits = u32::from_str_radix(filled["params"]["scale"].as_str().unwrap_or_default(), 16).unwrap_or(0);
+            out.push(
+                match bits {
+                    0xFF80_0000 => "negative-infinity",
+                    0x7F80_0000 => "infinity",
+                    b if b & 0x7F80_0000 == 0x7F80_0000 && b & 0x0040_0000 == 0 => "signalling-nan",
+                    b if b & 0x7F80_0000 == 0x7F80_0000 => "quiet-nan",
+                    _ => "finite",
+                }
+                .into(),
+            );
+        }
+        "alignment" if output["dtype"] == "BFloat16" && outb.0 % 2 == 1 => out.push("bf16-odd".into()),
+        "address_overflow" if inb.0 + inb.1 > 1 << 64 => out.push("input".into()),
+        "address_overflow" => {
+            let strides = filled_ints(&output["layout"]["Strided"]["strides"]);
+            if !strides.is_empty() && strides.iter().all(|&s| (0..1 << 63).contains(&s)) {
+                out.push("span-strides-a-caller-passes".into());
+            }
+        }
+        "aliasing" if outb.0 < inb.0 => {
+            out.push("output-first".into());
+            if !touches_an_element(output, outb.0, inb) {
+                out.push("input-in-stride-hole".into());
+            }
+        }
+        "overlap" if !elements_overlap(output) => out.push("proof-refuses-disjoint-elements".into()),
+        _ => {}
+    }
+    out
+}
+
+/// The byte offsets of each element of a small `Strided` output, with its width; `None` otherwise.
+fn element_offsets(output: &Value) -> Option<(Vec<i128>, i128)> {
+    let (shape, strides) = (
+        filled_ints(&output["shape"]),
+        filled_ints(&output["layout"]["Strided"]["strides"]),
+    );
+    let width = if output["dtype"] == "BFloat16" { 2 } else { 4 };
+    if strides.len() != shape.len() || shape.iter().product::<i128>() > 4096 {
+        return None;
+    }
+    let mut offsets = vec![0i128];
+    for (&e, &s) in shape.iter().zip(&strides) {
+        offsets = offsets.iter().flat_map(|o| (0..e).map(move |i| o + i * s)).collect();
+    }
+    Some((offsets, width))
+}
+
+/// Whether two elements of a `Strided` output share a byte.
+fn elements_overlap(output: &Value) -> bool {
+    let Some((mut offsets, width)) = element_offsets(output) else {
+        return true;
+    };
+    offsets.sort();
+    offsets.windows(2).any(|w| w[1] - w[0] < width)
+}
+
+/// Whether the input buffer's bytes `[address, address + capacity)` touch an output element's.
+fn touches_an_element(output: &Value, base: i128, (address, capacity): (i128, i128)) -> bool {
+    let Some((offsets, width)) = element_offsets(output) else {
+        return true;
+    };
+    offsets
+        .iter()
+        .any(|o| base + o < address + capacity && address < base + o + width)
+}
+
+/// What a successful call shows (issue #27's list): its rank, its layout's shape, its strides.
+fn call_details(filled: &Value, input: &Value, output: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    let rank = filled_ints(&input["shape"]).len();
+    out.push(format!("rank-{rank}"));
+    if filled["params"].get("zero_point").is_none() {
+        out.push("zero-point-omitted".into());
+    }
+    for side in ["inputs", "outputs"] {
+        let b = &filled["buffers"][side][0];
+        if filled_int(&b["address"]) + filled_int(&b["capacity"]) == 1 << 64 {
+            out.push("buffer-ends-at-2^64".into());
+        }
+    }
+    let (shape, strides) = (
+        filled_ints(&output["shape"]),
+        filled_ints(&output["layout"]["Strided"]["strides"]),
+    );
+    if shape.iter().zip(&strides).any(|(&e, &s)| e == 1 && s == 0) {
+        out.push("stride-zero-unit-axis".into());
+    }
+    if input["layout"].get("MlaCBlocked").is_some() {
+        out.push(format!("layout:mla-cblocked-rank-{rank}"));
+        let (tile_c, c) = (
+            filled_ints(&input["layout"]["MlaCBlocked"]["tile"]),
+            filled_ints(&input["shape"]),
+        );
+        if let (Some(&t), Some(&c)) = (tile_c.last(), c.last())
+            && t % 16 != 0
+            && c > t
+        {
+            out.push("layout:mla-cblocked-tile-c-not-16s-several-tiles".into());
+        }
+    }
+    let axes = filled_ints(&input["layout"]["MlaTiled"]["axes"]);
+    if axes.len() == 4 {
+        let mapped: Vec<i128> = axes.iter().copied().filter(|&a| a >= 0).collect();
+        let outer: Vec<i128> = (0..rank as i128).filter(|a| !mapped.contains(a)).collect();
+        let (lo, hi) = (
+            mapped.iter().min().copied().unwrap_or(0),
+            mapped.iter().max().copied().unwrap_or(0),
+        );
+        if outer.len() >= 2 {
+            out.push("layout:mla-tiled-two-outer-axes".into());
+        }
+        if outer.iter().any(|&a| lo < a && a < hi) {
+            out.push("layout:mla-tiled-outer-between-mapped".into());
+        }
+        if axes[1] >= 0 && axes[2] >= 0 && axes[1] > axes[2] {
+            out.push("layout:mla-tiled-h-after-w".into());
+        }
+        if axes[0] >= 0 && !axes[1..].iter().any(|&a| a > axes[0]) {
+            out.push("layout:mla-tiled-d-last".into());
+        }
+    }
+    out
 }
 
 /// The items the corpus must cover.
@@ -310,6 +488,41 @@ pub fn required() -> Vec<String> {
             "output:bfloat16",
             "output:untouched-bytes",
             "empty",
+            // Issue #27: what the seed's API allows and no record showed.
+            "refuse:overlap:proof-refuses-disjoint-elements",
+            "rank-1",
+            "rank-6",
+            "layout:mla-cblocked-rank-5",
+            "layout:mla-cblocked-rank-6",
+            "layout:mla-tiled-two-outer-axes",
+            "layout:mla-tiled-outer-between-mapped",
+            "layout:mla-tiled-h-after-w",
+            "layout:mla-tiled-d-last",
+            "layout:mla-cblocked-tile-c-not-16s-several-tiles",
+            "stride-zero-unit-axis",
+            "empty:strided",
+            "empty:bf16",
+            "empty:refuse:null_pointer",
+            "empty:refuse:stride",
+            "zero-point-omitted",
+            "refuse:alignment:bf16-odd",
+            "refuse:address_overflow:input",
+            "refuse:address_overflow:span-strides-a-caller-passes",
+            "buffer-ends-at-2^64",
+            "refuse:aliasing:output-first",
+            "refuse:aliasing:input-in-stride-hole",
+            "refuse:input_dtype:Int16",
+            "refuse:input_dtype:Int32",
+            "refuse:input_dtype:Float16",
+            "refuse:input_dtype:Float32",
+            "refuse:output_dtype:Int32",
+            "refuse:output_dtype:UInt8",
+            "refuse:scale:negative-infinity",
+            "refuse:scale:signalling-nan",
+            "order:ports-before-scale",
+            "order:shape-before-dtype",
+            "order:shape-before-cblocked-rank",
+            "order:dtype-before-cblocked-rank",
         ]
         .map(|s| format!("dequant:{s}")),
     );

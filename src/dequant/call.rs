@@ -127,10 +127,6 @@ pub fn check_inference(call: &Call) -> Result<Plan, Code> {
     for spec in [input, output] {
         require((1..=6).contains(&spec.shape.len()), Code::Rank)?;
     }
-    // An MlaCBlocked input's rank is checked with the others, before the shapes are compared (D3).
-    if let Layout::MlaCBlocked { .. } = input.layout {
-        require((3..=6).contains(&rank), Code::Rank)?;
-    }
     require(input.shape == output.shape, Code::ShapeMismatch)?;
     require(input.dtype == DType::Int8, Code::InputDtype)?;
     let geometry = match &input.layout {
@@ -145,6 +141,8 @@ pub fn check_inference(call: &Call) -> Result<Plan, Code> {
             Geometry::tiled(&input.shape, mapped, tile, *channels)
         }
         Layout::MlaCBlocked { tile } => {
+            // The tiled input's admission, after the logical-shape checks (D3): ranks 3–6.
+            require((3..=6).contains(&rank), Code::Rank)?;
             let tile: [u64; 3] = tile.as_slice().try_into().map_err(|_| Code::TileShape)?;
             require(tile.iter().all(|&t| t >= 1), Code::TileShape)?;
             Geometry::cblocked(&input.shape, tile)

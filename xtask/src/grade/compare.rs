@@ -19,12 +19,24 @@ pub enum Outcome {
     Unanswered(String),
     /// The implementation answered `{"id":…,"not_supported":"reason"}`: it declines the record.
     NotGradable(String),
+    /// Refused as the record requires, with another code: the specification fixes the refusal, the
+    /// code is the project's reading `reading` (docs/assumptions.md). Never a failure.
+    CodeDiffers {
+        reading: String,
+        committed: String,
+        received: String,
+    },
 }
 
 impl Outcome {
     /// Failed or unanswered: the outcomes that make a verdict "does not conform".
     pub fn is_bad(&self) -> bool {
         matches!(self, Outcome::Failed(_) | Outcome::Unanswered(_))
+    }
+
+    /// Passed, or refused as required with another code ([`Outcome::CodeDiffers`]).
+    pub fn passes(&self) -> bool {
+        matches!(self, Outcome::Passed | Outcome::CodeDiffers { .. })
     }
 }
 
@@ -325,9 +337,32 @@ fn grade_line(c: &Sent, line: &str) -> Graded {
     }
     // `Value`'s `FromStr`: serde_json's own, optimized, parse (xtask builds unoptimized).
     match line.parse::<Value>() {
-        Ok(r) => grade_value(c, &r, |t| written_differences(c, &r, t)),
+        Ok(r) => code_differs(c, &r).unwrap_or_else(|| grade_value(c, &r, |t| written_differences(c, &r, t))),
         Err(e) => not_json(c, line, e),
     }
+}
+
+/// A refusal with another code than the committed refusal's, on a record whose codes are a reading
+/// ([`roles::code_reading`]): when the answer passes with the committed code in place of its own,
+/// it is [`Outcome::CodeDiffers`].
+fn code_differs(c: &Sent, r: &Value) -> Option<Graded> {
+    let reading = roles::code_reading(c.form)?;
+    let committed = c.record.pointer("/expect/refuse")?.as_str()?;
+    let received = r.pointer("/expect/refuse")?.as_str()?;
+    if committed == received {
+        return None;
+    }
+    let mut same = r.clone();
+    same["expect"]["refuse"] = committed.into();
+    let g = grade_value(c, &same, |t| written_differences(c, &same, t));
+    (g.outcome == Outcome::Passed).then(|| Graded {
+        outcome: Outcome::CodeDiffers {
+            reading: reading.into(),
+            committed: committed.into(),
+            received: received.into(),
+        },
+        ..g
+    })
 }
 
 /// The most bytes a record's answer line may take (docs/protocol.md, "Line length"): 24 per element

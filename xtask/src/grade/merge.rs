@@ -319,6 +319,14 @@ fn file_grades(name: &str, v: &Value) -> Result<Vec<FileGrade>, String> {
                 Some("passed") => Outcome::Passed,
                 Some("unanswered") => Outcome::Unanswered(why()?),
                 Some("not_gradable") => Outcome::NotGradable(why()?),
+                Some("code_differs") => {
+                    let field = |k: &str| text(&r[k], &at(&format!("{id}'s {k}")));
+                    Outcome::CodeDiffers {
+                        reading: field("reading")?,
+                        committed: field("committed")?,
+                        received: field("received")?,
+                    }
+                }
                 Some("failed") => Outcome::Failed(
                     r["fields"]
                         .as_array()

@@ -35,7 +35,8 @@ pub use merge::{Merge, merge, merge_main};
 use process::*;
 pub use process::{Answer, Ending, command_line, run, run_capturing};
 pub use report::{
-    Verdict, endings, failures, json_report, json_text, markdown, not_gradable_reasons, shard_report, summary, verdicts,
+    Verdict, codes_differing, endings, failures, json_report, json_text, markdown, not_gradable_reasons, shard_report,
+    summary, verdicts,
 };
 pub use roles::Role;
 pub use scale::grade_scale;

@@ -51,7 +51,7 @@ impl Verdict {
 
     fn note(&mut self, outcome: &Outcome) {
         match outcome {
-            Outcome::Passed => self.passed += 1,
+            Outcome::Passed | Outcome::CodeDiffers { .. } => self.passed += 1,
             Outcome::NotGradable(_) => self.not_gradable += 1,
             Outcome::Failed(_) | Outcome::Unanswered(_) => self.failed += 1,
         }
@@ -100,6 +100,28 @@ pub fn not_gradable_reasons(grades: &[FileGrade]) -> Vec<(String, usize)> {
     v
 }
 
+/// Each record refused with another code than the committed one (`file#id: refused as required;
+/// code differs (reading D3): committed "x", received "y"`).
+pub fn codes_differing(grades: &[FileGrade]) -> Vec<String> {
+    let mut lines = Vec::new();
+    for g in grades {
+        for r in &g.records {
+            if let Outcome::CodeDiffers {
+                reading,
+                committed,
+                received,
+            } = &r.outcome
+            {
+                lines.push(format!(
+                    "{}#{}: refused as required; code differs (reading {reading}): committed {committed:?}, received {received:?}",
+                    g.file.path, r.id
+                ));
+            }
+        }
+    }
+    lines
+}
+
 /// The terminal report.
 pub fn summary(grades: &[FileGrade], o: &Options) -> String {
     let mut s = format!("{}\n", graded_as(o));
@@ -117,7 +139,7 @@ pub fn summary(grades: &[FileGrade], o: &Options) -> String {
         s.push_str(&format!(
             "{:<52} {:>7} {:>7} {:>11} {:>13}{}\n",
             g.file.path,
-            g.count(|x| *x == Outcome::Passed),
+            g.count(Outcome::passes),
             failed,
             unanswered,
             g.count(|x| matches!(x, Outcome::NotGradable(_))),
@@ -144,6 +166,13 @@ pub fn summary(grades: &[FileGrade], o: &Options) -> String {
         }
         if reasons.len() > 20 {
             s.push_str(&format!("  … and {} more reasons not shown\n", reasons.len() - 20));
+        }
+    }
+    let differing = codes_differing(grades);
+    if !differing.is_empty() {
+        s.push_str("\nrefused as required; code differs (a reading, counted as passed):\n");
+        for line in &differing {
+            s.push_str(&format!("  {line}\n"));
         }
     }
     let endings = endings(grades, o);
@@ -371,7 +400,7 @@ fn failed_records(grades: &[FileGrade]) -> Vec<(String, Vec<String>)> {
         for r in &g.records {
             let record = format!("{}#{}", g.file.path, r.id);
             let lines = match &r.outcome {
-                Outcome::Passed | Outcome::NotGradable(_) => continue,
+                Outcome::Passed | Outcome::NotGradable(_) | Outcome::CodeDiffers { .. } => continue,
                 Outcome::Unanswered(why) => vec![format!("{record}: unanswered: {why}")],
                 Outcome::Failed(diffs) => diffs
                     .iter()
@@ -417,6 +446,8 @@ pub fn json_report(grades: &[FileGrade], o: &Options) -> Value {
                         Outcome::Passed => json!({ "id": r.id, "outcome": "passed" }),
                         Outcome::Unanswered(why) => json!({ "id": r.id, "outcome": "unanswered", "why": why }),
                         Outcome::NotGradable(why) => json!({ "id": r.id, "outcome": "not_gradable", "why": why }),
+                        Outcome::CodeDiffers { reading, committed, received } => json!({ "id": r.id,
+                            "outcome": "code_differs", "reading": reading, "committed": committed, "received": received }),
                         Outcome::Failed(d) => json!({ "id": r.id, "outcome": "failed", "fields": d.iter().map(|d| json!({
                             "path": d.path, "committed": d.committed, "received": d.received })).collect::<Vec<_>>() }),
                     };
@@ -579,7 +610,7 @@ pub fn markdown(grades: &[FileGrade], o: &Options) -> String {
         s.push_str(&format!(
             "| {} | {} | {} | {} |\n",
             g.file.path,
-            g.count(|x| *x == Outcome::Passed),
+            g.count(Outcome::passes),
             g.count(|x| !matches!(x, Outcome::NotGradable(_))),
             g.records.len()
         ));
@@ -608,6 +639,13 @@ pub fn markdown(grades: &[FileGrade], o: &Options) -> String {
         s.push_str("\nFailures, field by field:\n\n");
         for note in shown(&records, 100, &mut |line| s.push_str(&format!("- `{line}`\n"))) {
             s.push_str(&format!("- {note}\n"));
+        }
+    }
+    let differing = codes_differing(grades);
+    if !differing.is_empty() {
+        s.push_str("\nRefused as required; code differs (a reading, counted as passed):\n\n");
+        for line in &differing {
+            s.push_str(&format!("- `{line}`\n"));
         }
     }
     let reasons = not_gradable_reasons(grades);

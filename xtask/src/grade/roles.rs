@@ -198,6 +198,17 @@ fn object_at_mut<'v>(v: &'v mut Value, at: &[&str]) -> Option<&'v mut serde_json
     at.iter().try_fold(v, |v, k| v.get_mut(k))?.as_object_mut()
 }
 
+/// The reading that names the refusal codes of a record form whose specification fixes when to
+/// refuse but names no code: DetessDequant's calls (D3) and CIS-2's decodes (C12). An answer that
+/// refuses such a record with another code is graded apart ([`super::Outcome::CodeDiffers`]).
+pub fn code_reading(form: Form) -> Option<&'static str> {
+    match form {
+        Form::DequantCall => Some("D3"),
+        Form::Cis2Decode => Some("C12"),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -111,12 +111,9 @@ pub fn plan(call: &Call) -> Result<Plan, Code> {
     if !numeric::scale_admitted(call.scale_bits) {
         return Err(Code::Scale);
     }
-    // rank: 1–6 for both specs; MlaCBlocked input 3–6.
+    // rank: 1–6 for both specs (an MlaCBlocked input's 3–6 is its layout's admission, below).
     let rank = input.shape.len();
     if !rank_ok(rank) || !rank_ok(output.shape.len()) {
-        return Err(Code::Rank);
-    }
-    if matches!(input.layout, Layout::MlaCBlocked { .. }) && rank < 3 {
         return Err(Code::Rank);
     }
     // shape_mismatch: equal logical shape and rank.
@@ -168,7 +165,10 @@ pub fn plan(call: &Call) -> Result<Plan, Code> {
             }
         }
         Layout::MlaCBlocked { tile } => {
-            // The last three axes are H, W, C (rank ≥ 3 was checked); tile {tile_h, tile_w, tile_c}.
+            // rank: MlaCBlocked admits 3–6, the last three axes H, W, C; tile {tile_h, tile_w, tile_c}.
+            if rank < 3 {
+                return Err(Code::Rank);
+            }
             let Ok([th, tw, tc]) = <[u64; 3]>::try_from(&tile[..]) else {
                 return Err(Code::TileShape);
             };
