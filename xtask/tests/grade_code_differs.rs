@@ -9,12 +9,9 @@ use common::{checker, root};
 use std::time::Duration;
 use xtask::grade::{self, Options, Outcome, Role};
 
-fn grade(suite: &str, from: &str, to: &str) -> (Vec<grade::FileGrade>, Options) {
-    // The checker, its refusal code `from` renamed `to` on the way out.
-    let implementation = format!(
-        "{} fill | sed 's/\"refuse\":\"{from}\"/\"refuse\":\"{to}\"/'",
-        checker().display()
-    );
+/// The grade of `suite` under `--role all` of the checker, its output edited by `sed`.
+fn grade_edited(suite: &str, sed: &str) -> (Vec<grade::FileGrade>, Options) {
+    let implementation = format!("{} fill | sed '{sed}'", checker().display());
     let o = Options {
         role: Role::All,
         suites: vec![suite.into()],
@@ -22,6 +19,11 @@ fn grade(suite: &str, from: &str, to: &str) -> (Vec<grade::FileGrade>, Options) 
         ..Options::new(&implementation)
     };
     (grade::grade(&root().join("ops-conformance"), &o).unwrap(), o)
+}
+
+/// The checker, its refusal code `from` renamed `to` on the way out.
+fn grade(suite: &str, from: &str, to: &str) -> (Vec<grade::FileGrade>, Options) {
+    grade_edited(suite, &format!("s/\"refuse\":\"{from}\"/\"refuse\":\"{to}\"/"))
 }
 
 /// The records that are not passed, as `id: outcome`.
@@ -65,18 +67,11 @@ fn another_code_for_a_cis2_refusal_is_told_apart() {
 
 #[test]
 fn a_refusal_where_an_output_is_due_still_fails() {
-    // Refusing a call that succeeds is a failure, whatever the code: `outputs` renamed.
-    let implementation = format!(
-        "{} fill | sed 's/\"outputs\":\\[\"0000004000000000000080be000002420000fac10000403f\"\\]/\"refuse\":\"scale\"/'",
-        checker().display()
-    );
-    let o = Options {
-        role: Role::All,
-        suites: vec!["detessdequant".into()],
-        ..Options::new(&implementation)
-    };
-    let grades = grade::grade(&root().join("ops-conformance"), &o).unwrap();
-    let failed: Vec<String> = not_passed(&grades);
+    // Refusing a call that succeeds is a failure, whatever the code: the seed's example's outputs
+    // replaced by a refusal.
+    let outputs = "\"outputs\":\\[\"0000004000000000000080be000002420000fac10000403f\"\\]";
+    let (grades, _) = grade_edited("detessdequant", &format!("s/{outputs}/\"refuse\":\"scale\"/"));
+    let failed = not_passed(&grades);
     assert!(
         !failed.is_empty() && failed.iter().all(|f| f.contains("Failed(")),
         "{failed:#?}"

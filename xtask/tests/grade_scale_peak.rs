@@ -5,18 +5,10 @@
 
 mod common;
 
-use common::{checker, root};
+use common::{checker, peak_rss, root};
 use serde_json::Value;
 use wai_oracle::suite::SCALE;
 use xtask::grade::{self, Ending, Options, Outcome};
-
-/// The process's peak resident set (`VmHWM`), in bytes.
-fn peak_rss() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
-    let kb: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
-    kb << 10
-}
 
 #[test]
 fn the_grader_holds_the_largest_scale_record_in_a_stated_bound() {

@@ -2,19 +2,14 @@
 //! only up to its record's allowance, however much the implementation writes before its timeout.
 //! Alone in its test binary, so that the process's peak is this test's.
 
+mod common;
+
+use common::peak_rss;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use wai_oracle::suite::SCALE;
 use xtask::grade::{self, Ending, Options, Outcome};
-
-/// The process's peak resident set (`VmHWM`), in bytes.
-fn peak_rss() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
-    let kb: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
-    kb << 10
-}
 
 #[test]
 fn an_endless_answer_line_is_cut_at_its_allowance() {

@@ -113,6 +113,17 @@ fn failing_records_merge_into_the_unsharded_report_too() {
     );
 }
 
+#[test]
+fn refusals_with_other_codes_merge_into_the_unsharded_report_too() {
+    // The checker with its `scale` refusals renamed: "code differs" records, kept through a merge.
+    let implementation = format!("{} | sed 's/\"refuse\":\"scale\"/\"refuse\":\"bad_scale\"/'", fill());
+    sharded_is_whole(
+        &["--impl", &implementation, "--role", "all", "--suite", "detessdequant"],
+        2,
+        "codes",
+    );
+}
+
 /// Three shards of `cat` over the per-operator vectors, and the error merging `shards` of them.
 fn merge_error(shards: &[usize], name: &str) -> String {
     let dir = scratch(name);
