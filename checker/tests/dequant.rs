@@ -906,13 +906,15 @@ fn refuse_rank() {
     );
     // The output's rank too (before shape_mismatch).
     assert_eq!(with(|v| v["outputs"][0]["shape"] = json!([])), "rank");
-    // MlaCBlocked below rank 3 (before input_dtype).
+    // MlaCBlocked below rank 3: its layout's admission, after input_dtype (D3).
+    let cblocked = json!({"MlaCBlocked": {"tile": ["1", "1", "1"]}});
+    assert_eq!(with(|v| v["inputs"][0]["layout"] = cblocked.clone()), "rank");
     assert_eq!(
         with(|v| {
-            v["inputs"][0]["layout"] = json!({"MlaCBlocked": {"tile": ["1", "1", "1"]}});
+            v["inputs"][0]["layout"] = cblocked;
             v["inputs"][0]["dtype"] = json!("UInt8");
         }),
-        "rank"
+        "input_dtype"
     );
 }
 
