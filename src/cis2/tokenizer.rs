@@ -46,9 +46,9 @@ fn malformed<T>(why: impl Into<String>) -> Result<T, Refuse> {
     refuse(Code::ArtifactMalformed, format!("tokenizer.json: {}", why.into()))
 }
 
-/// `v` is absent, null, or `want`.
+/// `key` is absent or `want` (C6: a member that must be `false` may not be `null`).
 fn is_default(o: &Map<String, Value>, key: &str, want: &Value) -> bool {
-    o.get(key).is_none_or(|v| v.is_null() || v == want)
+    o.get(key).is_none_or(|v| v == want)
 }
 
 impl Tokenizer {
@@ -136,8 +136,11 @@ impl Tokenizer {
     }
 
     fn added(o: &Map<String, Value>) -> Result<Vec<(String, u32)>, Refuse> {
-        let Some(list) = o.get("added_tokens").and_then(Value::as_array) else {
-            return Ok(vec![]);
+        // Absent or null is none; anything but an array is refused (C6).
+        let list = match o.get("added_tokens") {
+            None | Some(Value::Null) => return Ok(vec![]),
+            Some(Value::Array(list)) => list,
+            Some(_) => return malformed("added_tokens is not an array"),
         };
         list.iter()
             .enumerate()

@@ -218,9 +218,28 @@ pub fn load(bytes: &[u8]) -> Result<Tokenizer, String> {
         }
     });
     let text = serde_json::to_string(&spelled).map_err(|e| format!("tokenizer.json: {e}"))?;
-    let lib: tokenizers::Tokenizer = text
+    let mut lib: tokenizers::Tokenizer = text
         .parse()
         .map_err(|e| format!("tokenizer.json: the tokenizers crate refuses it: {e}"))?;
+    // The same model without the library's word cache: tokenizers 0.23.1 keeps it in a map per
+    // thread that outlives a dropped model, so a process reading many tokenizers grew by each
+    // (found by fuzzing, docs/fuzzing.md). The file's model deserializes through this builder too.
+    let ids: tokenizers::models::bpe::Vocab = vocab
+        .iter()
+        .map(|(t, id)| (t.clone(), id.as_u64().expect("checked") as u32))
+        .collect();
+    let pairs = merges.iter().map(|m| {
+        (
+            m[0].as_str().expect("a pair").to_string(),
+            m[1].as_str().expect("a pair").to_string(),
+        )
+    });
+    let uncached = tokenizers::models::bpe::BPE::builder()
+        .vocab_and_merges(ids, pairs.collect())
+        .cache_capacity(0)
+        .build()
+        .map_err(|e| format!("tokenizer.json: the tokenizers crate refuses it: {e}"))?;
+    lib.with_model(uncached);
     Ok(Tokenizer { lib, added })
 }
 
