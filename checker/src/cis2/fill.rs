@@ -173,6 +173,10 @@ fn op<R: Rule>(name: &str, input: &Value) -> Result<J, Bad> {
         "rmsnorm" => {
             let m = scalar(&["eps", "weight", "x"])?;
             let (x, w) = (f32s(&m["x"], "in.x")?, f32s(&m["weight"], "in.weight")?);
+            if x.is_empty() {
+                // §8's n is the hidden size, at least 1: n = 0 would divide by zero (C10).
+                return bad("in.x", "empty");
+            }
             if x.len() != w.len() {
                 return bad("in.weight", &format!("{} values, not in.x's {}", w.len(), x.len()));
             }
@@ -217,6 +221,10 @@ fn op<R: Rule>(name: &str, input: &Value) -> Result<J, Bad> {
             let m = scalar(&["head", "inv_freq", "pos"])?;
             let mut head = f32s(&m["head"], "in.head")?;
             let inv = f32s(&m["inv_freq"], "in.inv_freq")?;
+            if head.is_empty() {
+                // A head has head_dim ≥ 2 values (§7): an empty one is no head (C10).
+                return bad("in.head", "empty");
+            }
             if head.len() % 2 != 0 {
                 return bad("in.head", &format!("{} values, not an even number", head.len()));
             }
