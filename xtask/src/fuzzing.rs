@@ -41,8 +41,14 @@ pub const FUZZ_MAX_ELEMS: u32 = 1 << 10;
 pub const FUZZ_MAX_SYMBOLS: u128 = 1 << 12;
 /// The largest `head_dim` a fuzzed CIS-2 `inv_freq` record may ask for.
 pub const FUZZ_MAX_HEAD_DIM: u128 = 1 << 12;
-/// The most steps a fuzzed CIS-2 decode record may ask for.
-pub const FUZZ_MAX_GEN: u128 = 4;
+/// The most steps a fuzzed CIS-2 decode record runs: a `gen_toks` above it and at most
+/// [`FUZZ_KEEP_GEN`] is lowered to it.
+pub const FUZZ_MAX_GEN: u128 = 1;
+/// A `gen_toks` above this is kept: C7 refuses a decode whose positions pass `2^24` before any
+/// step runs (docs/assumptions.md C7).
+pub const FUZZ_KEEP_GEN: u128 = 1 << 24;
+/// The most prompt bytes a fuzzed CIS-2 decode record keeps (a longer prompt's hex is cut).
+pub const FUZZ_MAX_PROMPT: usize = 32;
 
 /// Runs target `name` on `data`; `Err` is a finding.
 pub fn check(name: &str, data: &[u8]) -> Result<(), String> {
@@ -175,11 +181,35 @@ pub fn budget(line: &str) -> Option<String> {
             return None;
         }
     }
-    // CIS-2: a table as long as head_dim asks; a decode as many steps as gen_toks asks.
-    if too_much(get(o, &["in", "head_dim"]).as_ref().and_then(int_of), FUZZ_MAX_HEAD_DIM)
-        || too_much(o.get("gen_toks").and_then(int_of), FUZZ_MAX_GEN)
-    {
+    // CIS-2: a table as long as head_dim asks.
+    if too_much(get(o, &["in", "head_dim"]).as_ref().and_then(int_of), FUZZ_MAX_HEAD_DIM) {
         return None;
+    }
+    // A decode: as many steps as gen_toks asks, each a forward pass over the prompt so far. The
+    // steps are lowered to FUZZ_MAX_GEN and the prompt cut to FUZZ_MAX_PROMPT bytes, so that a
+    // decode record costs about one model load (the tokenizer's regexes compiled, the weights
+    // widened) and two forward passes.
+    let mut lowered = false;
+    if let Some(g) = o.get("gen_toks").and_then(int_of)
+        && g > FUZZ_MAX_GEN
+        && g <= FUZZ_KEEP_GEN
+    {
+        o.insert("gen_toks".into(), Value::String(FUZZ_MAX_GEN.to_string()));
+        lowered = true;
+    }
+    if o.contains_key("gen_toks")
+        && let Some(Value::String(p)) = o.get_mut("prompt")
+        && p.len() > 2 * FUZZ_MAX_PROMPT
+    {
+        let cut = (0..=2 * FUZZ_MAX_PROMPT)
+            .rev()
+            .find(|&i| p.is_char_boundary(i))
+            .unwrap_or(0);
+        p.truncate(cut);
+        lowered = true;
+    }
+    if lowered {
+        return Some(v.to_string());
     }
     // A scale record's recipe: made before run step 1 can refuse it, so its size is the request's.
     let recipes = o.get("decodes").and_then(Value::as_array).into_iter().flatten();
@@ -627,9 +657,54 @@ pub fn safetensors(data: &[u8]) -> Result<(), String> {
                     (false, Ok(_)) => return Err(format!("tensor {name:?}: the oracle reads a {} tensor", e.dtype)),
                 }
             }
+            // C8: the tensors §2.5 names, against each committed configuration both readers accept
+            // (the oracle's `Model::load`, the checker's `weights`): both take the file's weights
+            // or both refuse them `tensor_mismatch`.
+            for (n, (oc, cc)) in model_configs().iter().enumerate() {
+                let ours = wai_oracle::cis2::decode::Model::load(oc.clone(), o)
+                    .map(|_| ())
+                    .map_err(|r| (r.code.as_str(), r.why));
+                let theirs = wai_checker::cis2::artifact::weights(c, cc)
+                    .map(|_| ())
+                    .map_err(|why| ("tensor_mismatch", why));
+                match (&ours, &theirs) {
+                    (Ok(()), Ok(())) => {}
+                    (Err((a, _)), Err((b, _))) if a == b => {}
+                    _ => {
+                        return Err(format!(
+                            "the weights read differently under committed configuration {n}\n  oracle  {ours:?}\n  checker {theirs:?}"
+                        ));
+                    }
+                }
+            }
             Ok(())
         }
     }
+}
+
+/// The committed models' configurations that both readers accept, each once, read once per
+/// process: the `safetensors` target checks a file's tensors against each (C8).
+fn model_configs() -> &'static [(wai_oracle::cis2::artifact::Config, wai_checker::cis2::artifact::Config)] {
+    use wai_oracle::cis2::Soft;
+    use wai_oracle::cis2::artifact::Config;
+    static CONFIGS: OnceLock<Vec<(Config, wai_checker::cis2::artifact::Config)>> = OnceLock::new();
+    CONFIGS.get_or_init(|| {
+        let mut out: Vec<(Config, wai_checker::cis2::artifact::Config)> = Vec::new();
+        for dir in model_dirs(&tree()) {
+            let Ok(bytes) = std::fs::read(dir.join("config.json")) else {
+                continue;
+            };
+            let ours = Config::json(&bytes).and_then(|o| Config::read(&Soft::X86_64, &o));
+            let theirs = wai_checker::cis2::artifact::config_json(&bytes)
+                .and_then(|v| wai_checker::cis2::artifact::config(&v, &bytes));
+            if let (Ok(a), Ok(b)) = (ours, theirs)
+                && !out.iter().any(|(x, _)| *x == a)
+            {
+                out.push((a, b));
+            }
+        }
+        out
+    })
 }
 
 /// The prompt the tokenizer target uses when its input gives none.
