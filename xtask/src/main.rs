@@ -288,17 +288,12 @@ fn fuzz(root: &Path, target: &str, seconds: u64) -> Result<(), String> {
     run(
         Command::new("cargo")
             .current_dir(root.join("fuzz"))
-            .args(["+nightly", "fuzz", "run", "-O", "-a", target])
+            .args(["+nightly", "fuzz", "run", "-O", "-a", "-s", "none", target])
             .arg(&corpus)
             .arg("--")
             .arg(format!("-max_total_time={seconds}"))
             .arg(format!("-max_len={}", max_len(target)))
-            .args([
-                "-timeout=60",
-                "-rss_limit_mb=2048",
-                "-malloc_limit_mb=1024",
-                "-print_final_stats=1",
-            ]),
+            .args(["-timeout=60", "-rss_limit_mb=2048", "-print_final_stats=1"]),
         "cargo +nightly fuzz run",
     )
 }
