@@ -87,9 +87,10 @@ pub fn fill(v: &Value) -> Result<Value, Fail> {
         ));
     }
     let capability = string(member(o, "capability", "")?, "capability")?;
-    let claim = match o.get("claim") {
-        None | Some(Value::Null) => None,
-        Some(c) => Some(Profile::parse(string(c, "claim")?).ok_or("claim: neither acc32 nor acc64")?),
+    // A member of every lowering record, `null` for no claim (docs/protocol.md, Lowerings).
+    let claim = match member(o, "claim", "")? {
+        Value::Null => None,
+        c => Some(Profile::parse(string(c, "claim")?).ok_or("claim: neither acc32 nor acc64")?),
     };
     let files_o = object(member(o, "files", "")?, "files")?;
     let files: Vec<(String, Vec<u8>)> = files_o
@@ -131,8 +132,5 @@ pub fn fill(v: &Value) -> Result<Value, Fail> {
     let mut out = o.clone();
     out.remove("expect");
     out.insert("expect".into(), Value::Object(expect));
-    if !o.contains_key("claim") {
-        out.insert("claim".into(), Value::Null);
-    }
     Ok(Value::Object(out))
 }
