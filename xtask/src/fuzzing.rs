@@ -1027,7 +1027,7 @@ pub fn write_seeds(root: &Path) -> Result<Vec<(&'static str, usize)>, String> {
         std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         let mut n = 0;
         for (_, name, bytes) in all.iter().filter(|s| s.0 == t) {
-            std::fs::write(dir.join(name), bytes).map_err(|e| format!("{name}: {e}"))?;
+            wai_oracle::files::write(&dir.join(name), bytes).map_err(|e| format!("{name}: {e}"))?;
             n += 1;
         }
         counts.push((t, n));
