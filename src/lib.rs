@@ -4,8 +4,9 @@
 //!
 //! Modules follow the spec's concerns: `num` (§2), `canon` (§8.5, §14.1),
 //! `whg1` (§10), `plan` (§3–§5 shapes and caps), `ops` (§5), `run` (§4, §10.3),
-//! `fill` (the protocol every suite runs through), `files` (files written whole or not at all), `json` (its fields read with their paths),
-//! `suite` (the suites and their record forms, for the generator, `fill` and xtask).
+//! `fill` (the protocol every suite runs through), `files` (files written whole or not at all),
+//! `json` (its fields read with their paths), `suite` (the suites and their record forms, for the
+//! generator, `fill` and xtask).
 
 pub mod bounds;
 pub mod canon;

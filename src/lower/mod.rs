@@ -24,13 +24,15 @@ pub struct Lowered {
     pub graphs: Vec<(String, Vec<u8>)>,
 }
 
-/// Writes each graph canonically and loads it again (steps 1–7), so that a lowering never
-/// hands out bytes a sink would refuse as malformed; then the caps (§3): a graph that forms a
+/// Writes each graph canonically, once its counts fit their fields, and loads it again (steps 1–7),
+/// so that a lowering never hands out bytes a sink would refuse as malformed; then the caps (§3): a
+/// graph that forms a
 /// size past them even on its smallest inputs (every input `[C, 1, 1]`, every scalar at the bottom
 /// of its range) is refused, since every decode would be (docs/assumptions.md L1).
 pub fn canonical(graphs: Vec<(String, Graph)>) -> Result<Lowered, Refusal> {
     let mut out = Vec::new();
     for (role, g) in graphs {
+        whg1::write::counts_fit(&g).map_err(|why| Refusal::new(Code::ModelMismatch, format!("{role}: {why}")))?;
         let bytes = whg1::write(&g);
         whg1::load(&bytes).map_err(|r| Refusal::new(r.code, format!("{role}: {}", r.why)))?;
         let smallest: Vec<Shape> = g

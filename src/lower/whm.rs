@@ -538,13 +538,7 @@ pub fn lower_world(file: &[u8]) -> Result<Lowered, Refusal> {
             return Err(mismatch(format!("rows[{i}] does not have A = {a} entries")));
         }
     }
-    // T: fill from each scalar, concat(z, fill_0 … fill_{A−1}) as x_0, T's layers, clamp. Its
-    // scalar table's count is a u16 (§10.1).
-    if a > u32::from(u16::MAX) {
-        return Err(mismatch(format!(
-            "{a} action planes: past the scalar table's u16 count"
-        )));
-    }
+    // T: fill from each scalar, concat(z, fill_0 … fill_{A−1}) as x_0, T's layers, clamp.
     let mut b = Builder::new();
     for _ in 0..a {
         b.scalar(i64::MIN, i64::MAX);

@@ -6,7 +6,36 @@
 use super::model::*;
 use crate::num::Round;
 
-/// The bytes of `graph`.
+/// Whether every count of `graph` fits the field §10.1 and §10.4 give it (tensors and nodes `u32`;
+/// inputs, outputs and scalars `u16`; a node's inputs and outputs `u8`): [`write`] needs it.
+pub fn counts_fit(graph: &Graph) -> Result<(), String> {
+    let header = [
+        ("tensors", graph.tensors.len(), u32::MAX as usize),
+        ("nodes", graph.nodes.len(), u32::MAX as usize),
+        ("inputs", graph.inputs.len(), u16::MAX.into()),
+        ("outputs", graph.outputs.len(), u16::MAX.into()),
+        ("scalars", graph.scalars.len(), u16::MAX.into()),
+    ];
+    let nodes = graph.nodes.iter().enumerate().flat_map(|(i, n)| {
+        [
+            ("a node's inputs", n.inputs.len(), i),
+            ("a node's outputs", n.outputs.len(), i),
+        ]
+    });
+    for (what, n, max) in header {
+        if n > max {
+            return Err(format!("{n} {what}: past the field's {max}"));
+        }
+    }
+    for (what, n, i) in nodes {
+        if n > u8::MAX.into() {
+            return Err(format!("node {i}: {n} of {what}: past the field's 255"));
+        }
+    }
+    Ok(())
+}
+
+/// The bytes of `graph`, whose counts fit their fields ([`counts_fit`]).
 pub fn write(graph: &Graph) -> Vec<u8> {
     let mut w = Writer::default();
     w.bytes(b"WHG1");
@@ -252,5 +281,27 @@ fn round_code(r: Round) -> u8 {
         Round::Floor => 0,
         Round::HalfUp => 1,
         Round::HalfEven => 2,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_count_past_its_field_is_named_before_it_is_written() {
+        // §10.1's scalar count is a u16: 65,535 scalars fit, 65,536 would be written as 0.
+        let scalar = Scalar { lo: 0, hi: 0 };
+        let mut g = Graph {
+            max_elems: 1,
+            scalars: vec![scalar; 65_535],
+            inputs: vec![],
+            outputs: vec![],
+            tensors: vec![],
+            nodes: vec![],
+        };
+        assert_eq!(counts_fit(&g), Ok(()));
+        g.scalars.push(scalar);
+        assert_eq!(counts_fit(&g), Err("65536 scalars: past the field's 65535".into()));
     }
 }

@@ -54,35 +54,15 @@ pub const FUZZ_MAX_PROMPT: usize = 32;
 pub fn check(name: &str, data: &[u8]) -> Result<(), String> {
     match name {
         "whg1" => whg1(data),
-        "jsonl" => on_a_thread_of_its_own(|| jsonl(data)),
+        "jsonl" => jsonl(data),
         "lowering" => lowering(data),
         "streams" => streams(data),
         "safetensors" => safetensors(data),
-        "tokenizer" => on_a_thread_of_its_own(|| tokenizer(data)),
+        "tokenizer" => tokenizer(data),
         "config" => config(data),
         "grade" => grade_response(data),
         other => Err(format!("no fuzz target {other:?}")),
     }
-}
-
-/// Runs `f` on a new thread (with the main thread's 8 MiB of stack) and returns its result; a
-/// panic in it is resumed here.
-///
-/// The checker reads `tokenizer.json` with the `tokenizers` crate (0.23.1), whose BPE model keeps
-/// its encode cache in a thread-local map keyed by the model's id, and never removes a dropped
-/// model's entries: a thread that loads and uses tokenizers one after another grows by each one's
-/// cache (about 3 KB per execution of the `tokenizer` target, which reached libFuzzer's 2 GiB
-/// `-rss_limit_mb` after 296,268 executions; docs/fuzzing.md, Findings). The targets that load
-/// tokenizers run each execution on a thread of its own, whose thread-locals are freed when it
-/// ends.
-pub fn on_a_thread_of_its_own<T: Send>(f: impl FnOnce() -> T + Send) -> T {
-    std::thread::scope(|s| {
-        let handle = std::thread::Builder::new()
-            .stack_size(8 << 20)
-            .spawn_scoped(s, f)
-            .expect("a thread for one execution");
-        handle.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
-    })
 }
 
 /// Runs target `name` on `data` and panics on a finding: the body of `fuzz/fuzz_targets/<name>.rs`.

@@ -28,16 +28,22 @@ fn faulty(fault: &str, ids: &[String]) -> String {
     format!("sh -c '{}'", script.replace('\'', "'\\''"))
 }
 
-fn grade(fault: &str, timeout: u64) -> (Vec<Graded>, Ending) {
-    let records = records();
-    let ids: Vec<String> = records.iter().map(|r| r["id"].as_str().unwrap().to_string()).collect();
+/// `records` graded as the scale suite with `implementation`.
+fn grade_scale(implementation: &str, records: Vec<Value>, timeout: u64) -> (Vec<Graded>, Ending) {
     let o = Options {
         suites: vec![SCALE.name.into()],
         timeout: Duration::from_secs(timeout),
-        ..Options::new(&faulty(fault, &ids))
+        ..Options::new(implementation)
     };
     let sent = records.into_iter().map(|r| grade::Sent::new(r, o.role)).collect();
     grade::grade_scale(&root().join("ops-conformance"), sent, &o).unwrap()
+}
+
+/// The five records graded with the checker doing `fault` on the third.
+fn grade(fault: &str, timeout: u64) -> (Vec<Graded>, Ending) {
+    let records = records();
+    let ids: Vec<String> = records.iter().map(|r| r["id"].as_str().unwrap().to_string()).collect();
+    grade_scale(&faulty(fault, &ids), records, timeout)
 }
 
 /// Every record but the third passed; the third's outcome.
@@ -88,16 +94,7 @@ fn garbage_fails_its_record_alone() {
 #[test]
 fn an_implementation_that_always_crashes_is_started_again_at_most_eight_times() {
     // `exit 3` on every record: nine runs, each losing one record, and the rest unanswered.
-    let records = records();
-    let o = Options {
-        suites: vec![SCALE.name.into()],
-        ..Options::new("exit 3")
-    };
-    let sent: Vec<_> = (0..3)
-        .flat_map(|_| records.clone())
-        .map(|r| grade::Sent::new(r, o.role))
-        .collect();
-    let (graded, ending) = grade::grade_scale(&root().join("ops-conformance"), sent, &o).unwrap();
+    let (graded, ending) = grade_scale("exit 3", [records(), records(), records()].concat(), 60);
     assert_eq!(ending, Ending::Exited(3));
     let again = graded
         .iter()
